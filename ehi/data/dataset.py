@@ -1,0 +1,50 @@
+"""The in-memory form of a retrieval dataset: three tables in the schemas of ``ehi.schemas``."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from ehi.io import read_table, write_table
+
+SPLITS = ("train", "dev", "test")
+
+
+@dataclass
+class Dataset:
+    """A corpus, its queries (with a ``split`` column) and graded judgements (qrels)."""
+
+    name: str
+    corpus: pd.DataFrame  # doc_id, title, text
+    queries: pd.DataFrame  # query_id, text, split
+    qrels: pd.DataFrame  # query_id, doc_id, relevance, split
+
+    def split(self, name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """Queries and qrels of one split."""
+        return self.queries[self.queries.split == name], self.qrels[self.qrels.split == name]
+
+    def write(self, out_dir: str | os.PathLike, meta: dict | None = None) -> dict[str, Path]:
+        """Write corpus/queries/qrels Parquet files (each cast to its schema) under ``out_dir``."""
+        out = Path(out_dir)
+        meta = {"dataset": self.name, **(meta or {})}
+        return {
+            kind: write_table(getattr(self, kind), kind, out / f"{kind}.parquet", meta)
+            for kind in ("corpus", "queries", "qrels")
+        }
+
+    @classmethod
+    def read(cls, in_dir: str | os.PathLike, name: str | None = None) -> "Dataset":
+        src = Path(in_dir)
+        tables = {kind: read_table(src / f"{kind}.parquet", kind) for kind in ("corpus", "queries", "qrels")}
+        return cls(name=name or src.name, **tables)
+
+
+def qrels_dict(qrels: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """qrels as ``{query_id: {doc_id: relevance}}``, the form ranx and ir-measures take."""
+    out: dict[str, dict[str, int]] = {}
+    for qid, did, rel in zip(qrels.query_id, qrels.doc_id, qrels.relevance):
+        out.setdefault(str(qid), {})[str(did)] = int(rel)
+    return out
