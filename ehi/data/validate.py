@@ -1,0 +1,217 @@
+"""Checks that every dataset loader shares: line-level readers and table-level rules.
+
+Each problem is either a :class:`DataError` that names the file and the line or key, or a counted
+warning logged once with its count. Nothing is dropped silently. The split between the two:
+
+errors (the run would be wrong, not just smaller)
+    malformed JSONL/TSV line, missing ``_id``, qrels header or column count, non-integer relevance,
+    duplicate doc or query ids, conflicting duplicate judgements, judgements naming an unknown
+    document (metrics would count an unfindable document as relevant), a judged query missing from
+    the queries file, a query judged in two splits (train/test leakage), an empty query text, an
+    empty corpus, a split file with no judged query.
+counted warnings (the run is still right)
+    documents whose title and text are both empty (kept: they are retrievable, just uninformative),
+    queries without any judgement (left out of every split: they cannot be scored), identical
+    duplicate judgements (kept once).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import os
+from pathlib import Path
+from typing import IO, Iterator, Mapping
+
+import pandas as pd
+
+from ehi.data.dataset import SPLITS, Dataset
+
+log = logging.getLogger("ehi.data")
+
+
+class DataError(ValueError):
+    """A dataset problem that would make results wrong; the message names the file and line or key."""
+
+
+def open_text(path: str | os.PathLike) -> IO[str]:
+    """Open a text file, transparently gunzipping ``*.gz`` (MS MARCO and XMC ship gzipped files)."""
+    path = Path(path)
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8")
+    return open(path, encoding="utf-8")
+
+
+def _lines(fh: IO[str], path) -> Iterator[str]:
+    """The lines of ``fh``; a decoding error names the file and line instead of a bare codec error."""
+    lineno = 0
+    try:
+        for lineno, line in enumerate(fh, start=1):
+            yield line
+    except UnicodeDecodeError as err:
+        raise DataError(f"{path}, near line {lineno + 1}: not UTF-8 ({err.reason})") from None
+
+
+def iter_jsonl(path: str | os.PathLike, required: tuple[str, ...] = ()) -> Iterator[tuple[int, dict]]:
+    """Yield ``(line_number, record)``; blank lines carry no data and are skipped."""
+    with open_text(path) as fh:
+        for lineno, line in enumerate(_lines(fh, path), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise DataError(f"{path}, line {lineno}: malformed JSON ({err.msg})") from None
+            if not isinstance(record, dict):
+                raise DataError(f"{path}, line {lineno}: expected a JSON object, got {type(record).__name__}")
+            for key in required:
+                if key not in record:
+                    raise DataError(f"{path}, line {lineno}: missing key {key!r}")
+            yield lineno, record
+
+
+def iter_tsv(
+    path: str | os.PathLike, ncols: int, header: tuple[str, ...] | None = None, sep: str | None = "\t"
+) -> Iterator[tuple[int, list[str]]]:
+    """Yield ``(line_number, fields)`` of a delimited file; ``sep=None`` splits on any whitespace."""
+    with open_text(path) as fh:
+        if header is not None:
+            first = fh.readline().rstrip("\r\n")
+            if first.split(sep) != list(header):
+                want = (sep or " ").join(header)
+                raise DataError(f"{path}, line 1: header is {first!r}; expected {want!r}")
+        for lineno, line in enumerate(_lines(fh, path), start=2 if header is not None else 1):
+            line = line.rstrip("\r\n")
+            if not line.strip():
+                continue
+            fields = line.split(sep, ncols - 1) if sep else line.split()
+            if len(fields) != ncols:
+                raise DataError(f"{path}, line {lineno}: expected {ncols} columns, found {len(fields)}")
+            yield lineno, fields
+
+
+def parse_relevance(value: str, path: str | os.PathLike, lineno: int) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise DataError(f"{path}, line {lineno}: relevance {value!r} is not an integer") from None
+
+
+def warn(message: str, warnings: list[str]) -> None:
+    log.warning(message)
+    warnings.append(message)
+
+
+def _examples(values, k: int = 3) -> str:
+    return ", ".join(repr(v) for v in list(values)[:k])
+
+
+def check_unique(ids: pd.Series, what: str, where: str) -> None:
+    dup = ids[ids.duplicated(keep=False)]
+    if len(dup):
+        n = dup.nunique()
+        raise DataError(f"{where}: {n} duplicate {what} id(s), e.g. {_examples(dup.unique())}")
+
+
+def check_corpus(corpus: pd.DataFrame, where: str, warnings: list[str]) -> None:
+    if corpus.empty:
+        raise DataError(f"{where}: the corpus is empty")
+    check_unique(corpus.doc_id, "document", where)
+    empty = corpus.doc_id[(corpus.title.str.strip() == "") & (corpus.text.str.strip() == "")]
+    if len(empty):
+        warn(f"{where}: {len(empty)} document(s) with empty title and text (kept), e.g. {_examples(empty)}", warnings)
+
+
+def check_queries(queries: pd.DataFrame, where: str) -> None:
+    check_unique(queries.query_id, "query", where)
+    empty = queries.query_id[queries.text.str.strip() == ""]
+    if len(empty):
+        raise DataError(f"{where}: {len(empty)} query(ies) with empty text, e.g. {_examples(empty)}")
+
+
+def check_qrels(qrels: pd.DataFrame, doc_ids: pd.Series, query_ids: pd.Series, where: str, warnings: list[str]) -> pd.DataFrame:
+    """Check one split's judgements; return them with identical duplicates kept once."""
+    unknown = qrels[~qrels.doc_id.isin(doc_ids)]
+    if len(unknown):
+        pairs = _examples(zip(unknown.query_id, unknown.doc_id))
+        raise DataError(f"{where}: {len(unknown)} judgement(s) name documents not in the corpus, e.g. (query, doc) {pairs}")
+    missing = qrels.query_id[~qrels.query_id.isin(query_ids)].unique()
+    if len(missing):
+        raise DataError(f"{where}: {len(missing)} judged query id(s) not in the queries, e.g. {_examples(missing)}")
+    keyed = qrels.duplicated(["query_id", "doc_id"], keep=False)
+    if keyed.any():
+        clash = qrels[keyed].groupby(["query_id", "doc_id"]).relevance.nunique()
+        if (clash > 1).any():
+            raise DataError(f"{where}: conflicting relevance for (query, doc) {_examples(clash[clash > 1].index)}")
+        n = int(qrels.duplicated(["query_id", "doc_id"]).sum())
+        warn(f"{where}: {n} repeated identical judgement(s) kept once", warnings)
+        qrels = qrels.drop_duplicates(["query_id", "doc_id"])
+    return qrels
+
+
+def assemble(
+    name: str,
+    corpus: pd.DataFrame,
+    queries: pd.DataFrame,
+    qrels: Mapping[str, pd.DataFrame],
+    where: Mapping[str, str] | None = None,
+) -> Dataset:
+    """Check raw tables and give each judged query the split of its judgements.
+
+    ``queries`` has query_id and text; ``qrels`` maps a split name to its judgements (query_id,
+    doc_id, relevance); ``where`` labels ``corpus``, ``queries`` and each split with the file they
+    came from, so messages point at it.
+    """
+    where = {"corpus": f"{name} corpus", "queries": f"{name} queries", **(where or {})}
+    warnings: list[str] = []
+    check_corpus(corpus, where["corpus"], warnings)
+    check_queries(queries, where["queries"])
+    parts = []
+    for split, frame in qrels.items():
+        label = where.get(split, f"{name} qrels ({split})")
+        if split not in SPLITS:
+            raise DataError(f"{label}: unknown split {split!r}; expected one of {SPLITS}")
+        frame = check_qrels(frame, corpus.doc_id, queries.query_id, label, warnings)
+        if frame.empty:
+            raise DataError(f"{label}: split {split!r} has no judged queries")
+        parts.append(frame.assign(split=split))
+    if not parts:
+        raise DataError(f"{name}: no qrels for any split")
+    all_qrels = pd.concat(parts, ignore_index=True)
+    # One query in two splits would leak test judgements into training.
+    per_split = all_qrels.drop_duplicates(["query_id", "split"])
+    leaked = per_split[per_split.query_id.duplicated(keep=False)]
+    if len(leaked):
+        qid = leaked.query_id.iloc[0]
+        both = [where.get(s, s) for s in leaked.split[leaked.query_id == qid]]
+        n = leaked.query_id.nunique()
+        raise DataError(f"{name}: {n} query(ies) judged in two splits, e.g. {qid!r} in {' and '.join(both)}")
+    split_of = per_split.set_index("query_id").split
+    queries = queries.assign(split=queries.query_id.map(split_of))
+    unjudged = queries.split.isna()
+    if unjudged.any():
+        warn(
+            f"{where['queries']}: {int(unjudged.sum())} query(ies) without judgements left out of every split, "
+            f"e.g. {_examples(queries.query_id[unjudged])}",
+            warnings,
+        )
+    queries = queries[~unjudged].reset_index(drop=True)
+    qrels_out = all_qrels[["query_id", "doc_id", "relevance", "split"]]
+    return Dataset(name, corpus.reset_index(drop=True), queries, qrels_out)
+
+
+def check_dataset(ds: Dataset) -> Dataset:
+    """Re-check an assembled dataset (e.g. a generated one) and that its query splits match its qrels."""
+    rebuilt = assemble(
+        ds.name,
+        ds.corpus,
+        ds.queries[["query_id", "text"]],
+        {s: ds.qrels[ds.qrels.split == s][["query_id", "doc_id", "relevance"]] for s in ds.qrels.split.unique()},
+    )
+    given = ds.queries.set_index("query_id").split
+    derived = rebuilt.queries.set_index("query_id").split
+    wrong = derived[given.reindex(derived.index) != derived]
+    if len(wrong):
+        raise DataError(f"{ds.name}: {len(wrong)} query(ies) whose split differs from their qrels' split, e.g. {_examples(wrong.index)}")
+    return rebuilt

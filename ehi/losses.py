@@ -1,0 +1,107 @@
+"""EHI's training objective: L = λ1·L_siamese + λ2·L_indexing + λ3·L_intra-leaf.
+
+Every pairwise loss here takes the same three arguments, so the registry can swap them:
+``pos`` (n,) the similarity of each query to its positive, ``neg`` (n, m) its similarity to every
+candidate negative, ``mask`` (n, m) bool, True where the candidate is a valid negative (not
+relevant to that query). In a batch the m candidates are all documents of the batch: the queries'
+own hard negatives plus everyone else's positives and negatives (in-batch negatives).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from ehi.indexer import TreeOutput
+
+
+def _masked_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    # A batch with no valid pair gives 0 (not NaN): nothing to learn from it.
+    mask = mask.to(values.dtype)
+    return (values * mask).sum() / mask.sum().clamp(min=1.0)
+
+
+def triplet_loss(pos, neg, mask, *, margin: float = 0.1, temperature: float | None = None):
+    """Max-margin loss mean(relu(margin - pos + neg)) over valid (query, negative) pairs."""
+    return _masked_mean(F.relu(margin - pos[:, None] + neg), mask)
+
+
+def infonce_loss(pos, neg, mask, *, margin: float | None = None, temperature: float = 0.05):
+    """InfoNCE: -log softmax of the positive against the valid negatives, at ``temperature``."""
+    neg = neg.masked_fill(~mask, float("-inf"))
+    logits = torch.cat([pos[:, None], neg], dim=1) / temperature  # (n, 1 + m)
+    return -torch.log_softmax(logits, dim=1)[:, 0].mean()
+
+
+# name -> fn(pos (n,), neg (n, m), mask (n, m), *, margin, temperature) -> scalar
+SIAMESE_LOSSES = {"triplet": triplet_loss, "infonce": infonce_loss}
+
+
+def path_cosine(a: TreeOutput, b: TreeOutput, layout: str = "node") -> torch.Tensor:
+    """cos(T(a_i), T(b_j)) for all pairs -> (n, m), without materialising T.
+
+    Both layouts hold the same non-zero values (the frontier blocks), so the norms agree; they
+    differ only in which blocks overlap. Under "node" the level-h blocks of two items share slots
+    only when their parents at level h coincide, i.e. when their paths agree on levels < h.
+    """
+    dots = torch.einsum("nhb,mhb->nmh", a.frontier, b.frontier)  # (n, m, H)
+    if layout == "node":
+        same = (a.path[:, None, :] == b.path[None, :, :]).to(dots.dtype)  # (n, m, H)
+        same_parent = torch.cumprod(torch.cat([torch.ones_like(same[..., :1]), same[..., :-1]], -1), -1)
+        dots = dots * same_parent
+    elif layout != "frontier":
+        raise ValueError(f"unknown path layout {layout!r}")
+    norm_a = a.frontier.flatten(1).norm(dim=1)  # (n,)
+    norm_b = b.frontier.flatten(1).norm(dim=1)  # (m,)
+    return dots.sum(-1) / (norm_a[:, None] * norm_b[None, :]).clamp(min=1e-12)
+
+
+def indexing_loss(q_tree: TreeOutput, d_tree: TreeOutput, pos_idx, mask, *, margin=0.1, layout="node"):
+    """Triplet loss on path-embedding cosine: pull a query and its positive into the same leaf,
+    push the negatives out of it (which is also what balances the leaves)."""
+    sim = path_cosine(q_tree, d_tree, layout)  # (n, m)
+    pos = sim.gather(1, pos_idx[:, None])[:, 0]  # (n,)
+    return triplet_loss(pos, sim, mask, margin=margin)
+
+
+def intra_leaf_loss(pos, neg, mask, doc_leaf, pos_idx, *, margin: float = 0.1):
+    """Triplet loss on encoder similarities, restricted to negatives in the positive's leaf.
+
+    Why this form: once the query reaches the positive's leaf, the index ranks that leaf's documents
+    by the encoder's inner product, so the ranking that matters is the positive against its leaf
+    mates. L_siamese spreads its gradient over every negative of the batch, most of which sit in
+    other leaves and never compete with the positive at search time; this term concentrates it on
+    the ones that do. Leaves are discrete (argmax), so the mask carries no gradient.
+    ``doc_leaf`` (m,) is the current leaf of each batch document.
+    """
+    same_leaf = doc_leaf[None, :] == doc_leaf[pos_idx][:, None]  # (n, m)
+    return triplet_loss(pos, neg, mask & same_leaf, margin=margin)
+
+
+def ehi_loss(q_emb, d_emb, pos_idx, mask, q_tree=None, d_tree=None, *, lambda_siamese=1.0,
+             lambda_indexing=1.0, lambda_intra_leaf=1.0, siamese_loss="triplet", margin=0.1,
+             margin_indexing=0.1, temperature=0.05, path_layout="node") -> dict[str, torch.Tensor]:
+    """The weighted EHI loss and each term. Without trees (the DE baseline) only L_siamese counts.
+
+    q_emb (n, d) and d_emb (m, d) unit-norm embeddings; pos_idx (n,) the column of each query's
+    positive in d_emb; mask (n, m) valid negatives; q_tree / d_tree the indexer outputs or None.
+    """
+    sim = (q_emb @ d_emb.T).float()  # (n, m) cosine: the encoder outputs unit-norm vectors
+    pos = sim.gather(1, pos_idx[:, None])[:, 0]  # (n,)
+    fn = SIAMESE_LOSSES[siamese_loss]
+    terms = {"siamese": fn(pos, sim, mask, margin=margin, temperature=temperature)}
+    zero = sim.new_zeros(())
+    use_tree = q_tree is not None and d_tree is not None
+    terms["indexing"] = (indexing_loss(_float(q_tree), _float(d_tree), pos_idx, mask,
+                                       margin=margin_indexing, layout=path_layout)
+                         if use_tree and lambda_indexing else zero)
+    terms["intra_leaf"] = (intra_leaf_loss(pos, sim, mask, d_tree.leaf, pos_idx, margin=margin)
+                           if use_tree and lambda_intra_leaf else zero)
+    total = (lambda_siamese * terms["siamese"] + lambda_indexing * terms["indexing"]
+             + lambda_intra_leaf * terms["intra_leaf"])
+    return {"loss": total, **terms}
+
+
+def _float(tree: TreeOutput) -> TreeOutput:
+    # Under autocast the indexer may run in bf16; compare paths in float32.
+    return TreeOutput(tree.probs.float(), tree.frontier.float(), tree.path, tree.leaf)

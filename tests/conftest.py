@@ -1,0 +1,27 @@
+"""Test-wide settings: no hub look-ups (they retry for a minute before failing), a fixed repo root."""
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SCIFACT = (REPO_ROOT / ".." / "shared" / "data" / "scifact").resolve()
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def tiny_dataset():
+    """A seeded 200-document synthetic dataset (the test config's)."""
+    from ehi.data.synthetic import SyntheticConfig, generate
+
+    return generate(SyntheticConfig(n_docs=200, n_queries=60, n_topics=2, n_subtopics=4))

@@ -1,0 +1,18 @@
+# Stage 1: any dataset (synthetic, a local BEIR directory, a downloadable source) -> three Parquet
+# tables in the schemas of ehi.schemas.
+
+
+rule prepare_data:
+    output:
+        corpus=f"{DATA_DIR}/corpus.parquet",
+        queries=f"{DATA_DIR}/queries.parquet",
+        qrels=f"{DATA_DIR}/qrels.parquet",
+    params:
+        dataset=config["dataset"],
+        version=VERSIONS["data"],
+    log:
+        f"logs/{DS}/prepare_data.log",
+    conda:
+        ENV
+    script:
+        "../scripts/prepare_data.py"
