@@ -79,7 +79,7 @@ def load_beir(path: str | os.PathLike, name: str | None = None, splits: Iterable
     """Load a BEIR directory as a :class:`Dataset` named ``name`` (default: the directory name)."""
     root = Path(path).expanduser()
     if not root.is_dir():
-        raise DataError(f"{root}: not a directory; a BEIR dataset is a directory with corpus.jsonl, queries.jsonl, qrels/")
+        raise DataError(f"{root}: not a directory (a BEIR dataset is a directory: corpus.jsonl, queries.jsonl, qrels/)")
     for required in ("corpus.jsonl", "queries.jsonl"):
         if not (root / required).is_file():
             raise DataError(f"{root / required}: not found (is {root} a BEIR directory?)")

@@ -48,3 +48,9 @@ def qrels_dict(qrels: pd.DataFrame) -> dict[str, dict[str, int]]:
     for qid, did, rel in zip(qrels.query_id, qrels.doc_id, qrels.relevance):
         out.setdefault(str(qid), {})[str(did)] = int(rel)
     return out
+
+
+def doc_texts(corpus: pd.DataFrame) -> list[str]:
+    """What the encoder reads for a document: ``title + " " + text`` (the BEIR convention)."""
+    titles = corpus.title.fillna("").astype(str)
+    return (titles + " " + corpus.text.fillna("").astype(str)).str.strip().tolist()

@@ -23,25 +23,20 @@ def prepare_dataset(
 
     ``source`` is ``synthetic``, ``beir`` (a local BEIR directory at ``path``) or the name of a
     downloadable source (``scifact``, ``fiqa``, ``msmarco``, ...). A named source with a ``path``
-    reads that local copy instead of downloading. ``dev_fraction`` > 0 carves a seeded dev split
+    reads that local copy (in the source's own layout) instead of downloading. ``dev_fraction`` > 0 carves a seeded dev split
     out of the train queries (for datasets, like SciFact, that ship none).
     """
     if source == "synthetic":
         from ehi.data.synthetic import SyntheticConfig, generate
 
-        dataset = generate(SyntheticConfig.from_dict(synthetic or {}))
-    elif source == "beir" or path:
-        from ehi.data.beir import load_beir
+        from ehi.data.validate import check_dataset
 
-        if not path:
-            raise ValueError("dataset.source 'beir' needs dataset.path: a local BEIR directory")
-        dataset = load_beir(Path(path), name=name)
+        dataset = check_dataset(generate(SyntheticConfig.from_dict(synthetic or {})))
     else:
-        from ehi.data.sources import SOURCES
+        from ehi.data.sources import load_dataset
 
-        if source not in SOURCES:
-            raise ValueError(f"unknown dataset.source {source!r}; known: synthetic, beir, {', '.join(sorted(SOURCES))}")
-        dataset = SOURCES[source].load(Path(cache_dir))
+        # a local copy (in the source's own layout) when path is set, else a cached download
+        dataset = load_dataset(source, path=path, cache_dir=cache_dir, name=name)
     dataset.name = name
     if dev_fraction > 0:
         from ehi.data.splits import carve_dev

@@ -21,7 +21,6 @@ import json
 import logging
 import os
 import tarfile
-import urllib.error
 import urllib.request
 import zipfile
 from dataclasses import dataclass
@@ -110,6 +109,7 @@ def download(remote: Remote, target: Path, source: Source, manifest: Path) -> Pa
                     md5.update(chunk)
                     sha.update(chunk)
                     out.write(chunk)
+            check_payload(remote, response, tmp, source)
             verify(remote, md5.hexdigest(), sha.hexdigest(), manifest, source)
     except (OSError, http.client.HTTPException, ValueError) as err:
         reason = getattr(err, "reason", None) or err
@@ -117,6 +117,18 @@ def download(remote: Remote, target: Path, source: Source, manifest: Path) -> Pa
             f"{source.name}: cannot download {remote.url} ({reason}). No network? Then {source.hint()}"
         ) from err
     return target
+
+
+def check_payload(remote: Remote, response, tmp: Path, source: Source) -> None:
+    """Refuse an HTML page served in place of the file (a quota or consent page of a file host):
+    with no published checksum it would otherwise be recorded as the first-use checksum."""
+    headers = getattr(response, "headers", None)
+    html = headers is not None and headers.get_content_type() == "text/html"
+    if html or (remote.extract and not (zipfile.is_zipfile(tmp) or tarfile.is_tarfile(tmp))):
+        raise DownloadError(
+            f"{source.name}: {remote.url} served {'an HTML page' if html else 'no archive'} instead of "
+            f"{remote.filename}; download it by hand and {source.hint()}"
+        )
 
 
 def verify(remote: Remote, md5: str, sha256: str, manifest: Path, source: Source) -> None:
@@ -161,7 +173,7 @@ def find_root(root: Path, marker: str) -> Path:
     """The directory holding ``marker``: ``root`` itself or the one folder an archive unpacked to."""
     if (root / marker).is_file():
         return root
-    hits = sorted(p.parent for p in root.glob(f"*/{marker}")) + sorted(p.parent for p in root.glob(f"*/*/{marker}"))
+    hits = [p.parent for pattern in (f"*/{marker}", f"*/*/{marker}") for p in sorted(root.glob(pattern))]
     hits = [p for p in hits if "downloads" not in p.relative_to(root).parts]
     if len(hits) != 1:
         raise DataError(f"{root}: expected one directory with {marker}, found {len(hits) or 'none'}")
@@ -214,6 +226,8 @@ def load_msmarco(path: str | os.PathLike, name: str | None = None, splits: Itera
     corpus = pd.DataFrame({"doc_id": doc_ids, "title": "", "text": texts})
     queries, qrels, where = [], {}, {"corpus": str(root / "collection.tsv")}
     for split in splits or SPLITS:
+        if split not in MSMARCO_SPLITS:
+            raise DataError(f"{root}: unknown split {split!r}; expected one of {SPLITS}")
         query_names, qrels_names = MSMARCO_SPLITS[split]
         qrels_file, query_file = _first(root, qrels_names), _first(root, query_names)
         if qrels_file is None and splits is None:
@@ -266,6 +280,19 @@ def load_nq320k(path: str | os.PathLike, name: str | None = None) -> Dataset:
     return assemble(name or "nq320k", corpus, queries_df, qrels, where | {s: str(f) for s, f in files.items()})
 
 
+def _xmc_points(file: Path, label_ids: list[str]) -> tuple[list[tuple[str, str]], pd.DataFrame]:
+    queries, rows = [], []
+    for lineno, rec in iter_jsonl(file, required=("uid", "target_ind")):
+        qid = str(rec["uid"])
+        queries.append((qid, str(rec.get("title") or "")))
+        for ind in rec["target_ind"]:
+            if not (isinstance(ind, int) and 0 <= ind < len(label_ids)):
+                last = len(label_ids) - 1
+                raise DataError(f"{file}, line {lineno}: target_ind {ind!r} is not a label index (0..{last})")
+            rows.append((qid, label_ids[ind], 1))
+    return queries, pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
+
+
 def load_xmc(path: str | os.PathLike, name: str | None = None) -> Dataset:
     """An Extreme Classification Repository dataset as retrieval: labels are documents.
 
@@ -273,6 +300,7 @@ def load_xmc(path: str | os.PathLike, name: str | None = None) -> Dataset:
     trn.json.gz and tst.json.gz hold points ``{"uid", "title", "target_ind"}`` that become train and
     test queries, each target a judgement of relevance 1 (``target_rel`` weights are not graded
     relevance, so they are ignored). Titles only: the LF-*Titles* datasets use no ``content``.
+    A label's title goes in ``text`` (``title`` stays empty), as MS MARCO passages do.
     """
     root = Path(path)
     for required in ("lbl.json.gz", "trn.json.gz", "tst.json.gz"):
@@ -282,26 +310,24 @@ def load_xmc(path: str | os.PathLike, name: str | None = None) -> Dataset:
     corpus = pd.DataFrame(labels, columns=["doc_id", "title", "text"])
     queries, qrels, where = [], {}, {"corpus": str(root / "lbl.json.gz"), "queries": f"{root} trn/tst.json.gz"}
     for split, file in (("train", root / "trn.json.gz"), ("test", root / "tst.json.gz")):
-        rows = []
-        for lineno, rec in iter_jsonl(file, required=("uid", "target_ind")):
-            queries.append((str(rec["uid"]), str(rec.get("title") or "")))
-            for ind in rec["target_ind"]:
-                if not (isinstance(ind, int) and 0 <= ind < len(labels)):
-                    raise DataError(f"{file}, line {lineno}: target_ind {ind!r} is not a label index (0..{len(labels) - 1})")
-                rows.append((queries[-1][0], labels[ind][0], 1))
-        qrels[split], where[split] = pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"]), str(file)
-    return assemble(name or "lf-amazontitles-131k", corpus, pd.DataFrame(queries, columns=["query_id", "text"]), qrels, where)
+        points, qrels[split] = _xmc_points(file, corpus.doc_id.tolist())
+        queries += points
+        where[split] = str(file)
+    queries_df = pd.DataFrame(queries, columns=["query_id", "text"])
+    return assemble(name or "lf-amazontitles-131k", corpus, queries_df, qrels, where)
 
 
 BEIR_URL = "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets/{}.zip"
 BEIR_LAYOUT = "a BEIR directory: corpus.jsonl, queries.jsonl, qrels/{train,dev,test}.tsv"
 MSMARCO_URL = "https://msmarco.z22.web.core.windows.net/msmarcoranking/"
+TREC_DL_URL = "https://trec.nist.gov/data/deep/"
 MSMARCO_HEADERS = (("X-Ms-Version", "2019-12-12"),)  # the Azure blob host asks for an API version
 
 
 def _beir(name: str, md5: str) -> Source:
     # md5s as published by BEIR (and pinned by ir_datasets' downloads.json).
-    return Source(name, load_beir, BEIR_LAYOUT, "corpus.jsonl", (Remote(BEIR_URL.format(name), f"{name}.zip", md5, extract=True),))
+    remote = Remote(BEIR_URL.format(name), f"{name}.zip", md5, extract=True)
+    return Source(name, load_beir, BEIR_LAYOUT, "corpus.jsonl", (remote,))
 
 
 def _msmarco(filename: str, md5: str, **kw) -> Remote:
@@ -316,7 +342,7 @@ XMC_URL = "https://drive.usercontent.google.com/download?id=1WuquxCAg8D4lKr-eZXP
 SOURCES: dict[str, Source] = {
     s.name: s
     for s in [
-        Source("beir", load_beir, BEIR_LAYOUT, "corpus.jsonl", note="the generic BEIR source reads a local directory and downloads nothing;"),
+        Source("beir", load_beir, BEIR_LAYOUT, "corpus.jsonl", note="the generic BEIR source downloads nothing;"),
         _beir("scifact", "5f7d1de60b170fc8027bb7898e2efca1"),
         _beir("fiqa", "17918ed23cd04fb15047f73e6c3bd9d9"),
         _beir("nfcorpus", "a89dba18a62ef92f7d323ec890a0d38d"),
@@ -331,7 +357,7 @@ SOURCES: dict[str, Source] = {
                 _msmarco("queries.tar.gz", "c177b2795d5f2dcc524cf00fcd973be1", extract=True),
                 _msmarco("qrels.train.tsv", "733fb9fe12d93e497f7289409316eccf"),
                 _msmarco("msmarco-test2019-queries.tsv.gz", "eda71eccbe4d251af83150abe065368c"),
-                Remote("https://trec.nist.gov/data/deep/2019qrels-pass.txt", "2019qrels-pass.txt", "2f4be390198da108f6845c822e5ada14"),
+                Remote(TREC_DL_URL + "2019qrels-pass.txt", "2019qrels-pass.txt", "2f4be390198da108f6845c822e5ada14"),
                 _msmarco("qidpidtriples.train.full.2.tsv.gz", "219083e80a0a751c08b968c2f31a4e0b", optional=True),
             ),
         ),
@@ -354,7 +380,10 @@ SOURCES: dict[str, Source] = {
 
 
 def load_dataset(
-    source: str, path: str | os.PathLike | None = None, cache_dir: str | os.PathLike | None = None, name: str | None = None
+    source: str,
+    path: str | os.PathLike | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    name: str | None = None,
 ) -> Dataset:
     """The one entry point a workflow script calls: a local copy when ``path`` is set, else a download."""
     if source not in SOURCES:

@@ -22,7 +22,7 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import IO, Iterator, Mapping
+from typing import Iterator, Mapping
 
 import pandas as pd
 
@@ -35,60 +35,53 @@ class DataError(ValueError):
     """A dataset problem that would make results wrong; the message names the file and line or key."""
 
 
-def open_text(path: str | os.PathLike) -> IO[str]:
-    """Open a text file, transparently gunzipping ``*.gz`` (MS MARCO and XMC ship gzipped files)."""
+def read_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, line)``, gunzipping ``*.gz``. Lines are decoded one by one so that an
+    encoding error names its exact line (a text-mode reader decodes whole buffers at once)."""
     path = Path(path)
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
-
-
-def _lines(fh: IO[str], path) -> Iterator[str]:
-    """The lines of ``fh``; a decoding error names the file and line instead of a bare codec error."""
-    lineno = 0
-    try:
-        for lineno, line in enumerate(fh, start=1):
-            yield line
-    except UnicodeDecodeError as err:
-        raise DataError(f"{path}, near line {lineno + 1}: not UTF-8 ({err.reason})") from None
+    with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                # utf-8-sig on line 1: a byte-order mark some editors add is not data.
+                yield lineno, raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+            except UnicodeDecodeError as err:
+                raise DataError(f"{path}, line {lineno}: not UTF-8 ({err.reason})") from None
 
 
 def iter_jsonl(path: str | os.PathLike, required: tuple[str, ...] = ()) -> Iterator[tuple[int, dict]]:
     """Yield ``(line_number, record)``; blank lines carry no data and are skipped."""
-    with open_text(path) as fh:
-        for lineno, line in enumerate(_lines(fh, path), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataError(f"{path}, line {lineno}: malformed JSON ({err.msg})") from None
-            if not isinstance(record, dict):
-                raise DataError(f"{path}, line {lineno}: expected a JSON object, got {type(record).__name__}")
-            for key in required:
-                if key not in record:
-                    raise DataError(f"{path}, line {lineno}: missing key {key!r}")
-            yield lineno, record
+    for lineno, line in read_lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise DataError(f"{path}, line {lineno}: malformed JSON ({err.msg})") from None
+        if not isinstance(record, dict):
+            raise DataError(f"{path}, line {lineno}: expected a JSON object, got {type(record).__name__}")
+        for key in required:
+            if key not in record:
+                raise DataError(f"{path}, line {lineno}: missing key {key!r}")
+        yield lineno, record
 
 
 def iter_tsv(
     path: str | os.PathLike, ncols: int, header: tuple[str, ...] | None = None, sep: str | None = "\t"
 ) -> Iterator[tuple[int, list[str]]]:
     """Yield ``(line_number, fields)`` of a delimited file; ``sep=None`` splits on any whitespace."""
-    with open_text(path) as fh:
-        if header is not None:
-            first = fh.readline().rstrip("\r\n")
-            if first.split(sep) != list(header):
+    for lineno, line in read_lines(path):
+        line = line.rstrip("\r\n")
+        if lineno == 1 and header is not None:
+            if line.split(sep) != list(header):
                 want = (sep or " ").join(header)
-                raise DataError(f"{path}, line 1: header is {first!r}; expected {want!r}")
-        for lineno, line in enumerate(_lines(fh, path), start=2 if header is not None else 1):
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                continue
-            fields = line.split(sep, ncols - 1) if sep else line.split()
-            if len(fields) != ncols:
-                raise DataError(f"{path}, line {lineno}: expected {ncols} columns, found {len(fields)}")
-            yield lineno, fields
+                raise DataError(f"{path}, line 1: header is {line!r}; expected {want!r}")
+            continue
+        if not line.strip():
+            continue
+        fields = line.split(sep, ncols - 1) if sep else line.split()
+        if len(fields) != ncols:
+            raise DataError(f"{path}, line {lineno}: expected {ncols} columns, found {len(fields)}")
+        yield lineno, fields
 
 
 def parse_relevance(value: str, path: str | os.PathLike, lineno: int) -> int:
@@ -130,12 +123,15 @@ def check_queries(queries: pd.DataFrame, where: str) -> None:
         raise DataError(f"{where}: {len(empty)} query(ies) with empty text, e.g. {_examples(empty)}")
 
 
-def check_qrels(qrels: pd.DataFrame, doc_ids: pd.Series, query_ids: pd.Series, where: str, warnings: list[str]) -> pd.DataFrame:
+def check_qrels(
+    qrels: pd.DataFrame, doc_ids: pd.Series, query_ids: pd.Series, where: str, warnings: list[str]
+) -> pd.DataFrame:
     """Check one split's judgements; return them with identical duplicates kept once."""
     unknown = qrels[~qrels.doc_id.isin(doc_ids)]
     if len(unknown):
         pairs = _examples(zip(unknown.query_id, unknown.doc_id))
-        raise DataError(f"{where}: {len(unknown)} judgement(s) name documents not in the corpus, e.g. (query, doc) {pairs}")
+        n = len(unknown)
+        raise DataError(f"{where}: {n} judgement(s) name documents not in the corpus, e.g. (query, doc) {pairs}")
     missing = qrels.query_id[~qrels.query_id.isin(query_ids)].unique()
     if len(missing):
         raise DataError(f"{where}: {len(missing)} judged query id(s) not in the queries, e.g. {_examples(missing)}")
@@ -213,5 +209,8 @@ def check_dataset(ds: Dataset) -> Dataset:
     derived = rebuilt.queries.set_index("query_id").split
     wrong = derived[given.reindex(derived.index) != derived]
     if len(wrong):
-        raise DataError(f"{ds.name}: {len(wrong)} query(ies) whose split differs from their qrels' split, e.g. {_examples(wrong.index)}")
+        raise DataError(
+            f"{ds.name}: {len(wrong)} query(ies) whose split differs from their qrels' split, "
+            f"e.g. {_examples(wrong.index)}"
+        )
     return rebuilt
