@@ -1,5 +1,5 @@
 # EHI reproduction pipeline. The stages live in workflow/rules/ (one file each, in pipeline order);
-# the work itself lives in the `ehi` package. See README.md for the targets.
+# the work itself lives in the `ehi` package. README.md lists the targets.
 from snakemake.utils import min_version, validate
 
 min_version("9.0")
@@ -13,14 +13,40 @@ validate(config, "workflow/schemas/config.schema.yaml")
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/index.smk"
+include: "workflow/rules/search.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:
     input:
-        DATA_FILES,
+        rules.tables.output,
     default_target: True
 
 
 rule data:
     input:
         DATA_FILES,
+
+
+rule train_all:
+    input:
+        [p for v in VARIANTS for p in outputs_of(v)[1:]],
+
+
+rule main:
+    input:
+        outputs_of("main"),
+        f"{RES}/significance.parquet",
+
+
+# one target per ablation table: `snakemake --cores 8 ablation_<name>` runs only its variants
+for _name, _variants in ABLATIONS.items():
+
+    rule:
+        name:
+            f"ablation_{_name}"
+        input:
+            [p for v in _variants for p in outputs_of(v)],

@@ -65,8 +65,11 @@ def provenance(**extra) -> dict:
     return {"ehi_version": __version__, "git_commit": git_commit(), **extra}
 
 
-def cast_table(df: pd.DataFrame, kind: str) -> pa.Table:
-    """Cast ``df`` to the schema of ``kind``, naming the missing or unconvertible column on failure."""
+def cast_table(df: pd.DataFrame, kind: str, keep_extra: bool = False) -> pa.Table:
+    """Cast ``df`` to the schema of ``kind``, naming the missing or unconvertible column on failure.
+
+    With ``keep_extra`` the columns beyond the schema follow it, with their inferred types.
+    """
     target = schema(kind)
     missing = [name for name in target.names if name not in df.columns]
     if missing:
@@ -83,12 +86,17 @@ def cast_table(df: pd.DataFrame, kind: str) -> pa.Table:
             columns.append(pa.array(values, type=field.type, from_pandas=True))
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as err:
             raise ValueError(f"{kind} table: column {field.name!r} cannot be cast to {field.type}: {err}") from err
-    return pa.Table.from_arrays(columns, schema=target)
+    table = pa.Table.from_arrays(columns, schema=target)
+    for name in [c for c in df.columns if c not in target.names] if keep_extra else []:
+        table = table.append_column(str(name), pa.array(df[name].to_numpy(), from_pandas=True))
+    return table
 
 
-def write_table(df: pd.DataFrame, kind: str, path: str | os.PathLike, meta: Mapping | None = None) -> Path:
+def write_table(
+    df: pd.DataFrame, kind: str, path: str | os.PathLike, meta: Mapping | None = None, keep_extra: bool = False
+) -> Path:
     """Write ``df`` as a Parquet table of ``kind`` atomically, with provenance in its metadata."""
-    table = cast_table(df, kind)
+    table = cast_table(df, kind, keep_extra)
     info = provenance(kind=kind, **(meta or {}))
     table = table.replace_schema_metadata({PROVENANCE_KEY: json.dumps(info, sort_keys=True, default=str).encode()})
     with atomic_path(path) as tmp:

@@ -84,6 +84,21 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("device", pa.string()),
         ]
     ),
+    # throughput of one search (one point of a sweep), merged into the summary
+    "qps": pa.schema(
+        [
+            *_RUN_BUDGET,
+            ("qps", pa.float64()),
+            ("seconds", pa.float64()),
+            ("items", pa.int64()),
+            ("batch_size", pa.int32()),
+            ("threads", pa.int32()),
+        ]
+    ),
+    # one row per leaf of a trained EHI tree (leaf balance tables and histograms)
+    "leaves": pa.schema(
+        [("dataset", pa.string()), ("variant", pa.string()), ("leaf", pa.int64()), ("size", pa.int64())]
+    ),
 }
 
 

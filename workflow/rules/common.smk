@@ -1,17 +1,70 @@
 # Helpers shared by the rule files. Keep this small: anything that grows belongs in `ehi`.
-import sys
+import pandas as pd
+from snakemake.utils import Paramspace
 
 DS = config["dataset"]["name"]
-DATA_DIR = f"resources/{DS}/data"
+R = f"resources/{DS}"  # heavy artefacts (git-ignored)
+RES = f"results/{DS}"  # small cached results (committed)
+DATA_DIR = f"{R}/data"
 DATA_FILES = expand(f"{DATA_DIR}/{{kind}}.parquet", kind=["corpus", "queries", "qrels"])
 # The conda environment every rule runs in (pip users already have it through pyproject.toml).
 ENV = "../envs/ehi.yaml"
 
 # Implementation versions: Snakemake cannot see code changes inside `ehi/`. Bump a stage's number
-# when its code changes results, and Snakemake reruns that stage and everything downstream
-# (`snakemake --rerun-triggers params ...` is the default behaviour).
-VERSIONS = {"data": 1}
+# when its code changes results; the number is a param, so Snakemake reruns the stage and
+# everything downstream of it.
+VERSIONS = {"data": 1, "train": 1, "embed": 1, "index": 1, "search": 1, "evaluate": 1, "report": 1}
+
+
+def _ablation_variants():
+    """{ablation name: [variant path]} with Paramspace-style key~value/... variant paths."""
+    variants = {}
+    for name, rows in config["ablations"].items():
+        unknown = sorted({k for row in rows for k in row} - set(config["train"]))
+        if unknown:
+            raise ValueError(f"config ablations.{name}: {unknown} are not train keys; known: {sorted(config['train'])}")
+        table = pd.DataFrame(rows)
+        if table.isna().any().any():
+            raise ValueError(f"config ablations.{name}: every row must set the same keys {list(table.columns)}")
+        variants[name] = list(Paramspace(table, filename_params="*").instance_patterns)
+    return variants
+
+
+ABLATIONS = _ablation_variants()
+
+
+def variant_overrides(variant):
+    """The train keys a variant path sets: 'height~1/branching~64' -> {'height': 1, 'branching': 64}."""
+    if variant == "main":
+        return {}
+    import yaml
+
+    return {k: yaml.safe_load(v) for k, v in (part.split("~", 1) for part in variant.split("/"))}
+
+
+def train_params(variant, model):
+    """The TrainConfig of one model in one variant (DE: the same settings without the tree)."""
+    params = {**config["train"], **variant_overrides(variant), "max_length": config["encoder"]["max_length"]}
+    params["use_tree"] = model == "ehi"
+    return params
+
+
+def variant_systems(variant):
+    return config["search"]["systems"] if variant == "main" else config["ablation_systems"]
+
+
+def outputs_of(variant):
+    """Everything one variant ends in: per-query metrics of each system, the summary, train logs."""
+    systems = variant_systems(variant)
+    models = sorted({s.split("+")[0] for s in systems} - {"pre"})
+    return [
+        f"{RES}/{variant}/summary.parquet",
+        *expand(f"{RES}/{variant}/train_log/{{model}}.parquet", model=models),
+    ]
 
 
 wildcard_constraints:
     kind="corpus|queries|qrels",
+    model="pre|de|ehi",
+    variant=r"main|[a-z_]+~[^/]+(/[a-z_]+~[^/]+)*",
+    system=r"(pre|de|ehi)\+(exact|tree|faiss-ivf|faiss-hnsw|scann|scann-ah)",

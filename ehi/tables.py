@@ -1,0 +1,106 @@
+"""Every table and figure of one dataset, from the cached Parquet files under ``results/<dataset>/``.
+
+Layout read here (written by the workflow): ``<variant>/summary.parquet``, ``<variant>/leaves.parquet``,
+``<variant>/train_log/<model>.parquet``, ``<variant>/timings/*.parquet``, ``significance.parquet``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ehi import report
+from ehi.diagnostics import gini
+from ehi.evaluate import kmr_table
+from ehi.io import read_table
+
+ABLATION_BUDGET = 0.1  # ablations compare EHI's tree at this fraction of documents scored
+
+
+def _pct(target: float) -> str:
+    return f"{100 * target:g}%"
+
+
+def kmr_wide(summary: pd.DataFrame, metrics, targets) -> pd.DataFrame:
+    """system x target table of each metric (the paper's main table), best-first by the last metric."""
+    frames = []
+    for metric in metrics:
+        long = kmr_table(summary, targets, metric)
+        wide = long.pivot_table(index="system", columns="target", values="value", dropna=False)
+        wide.columns = [_pct(t) for t in wide.columns]
+        frames.append(wide.reset_index().assign(metric=metric))
+    table = pd.concat(frames, ignore_index=True)
+    return table[["metric", "system", *[_pct(t) for t in targets]]]
+
+
+def leaf_balance(leaves: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    rows = []
+    for variant, df in leaves.items():
+        sizes = df["size"].to_numpy()
+        rows.append({"variant": variant, "leaves": len(sizes), "empty": int((sizes == 0).sum()),
+                     "min": int(sizes.min()), "median": float(np.median(sizes)), "max": int(sizes.max()),
+                     "max/mean": float(sizes.max() / sizes.mean()), "gini": float(gini(sizes))})
+    return pd.DataFrame(rows)
+
+
+def ablation_table(summaries: dict[str, pd.DataFrame], ablations: dict[str, list[str]], metrics) -> pd.DataFrame:
+    """EHI's tree at ABLATION_BUDGET and EHI's exact search, per ablation variant (main included)."""
+    rows = []
+    for name, variants in ablations.items():
+        for variant in ["main", *variants]:
+            if variant not in summaries:
+                continue
+            summary = summaries[variant]
+            row = {"ablation": name, "variant": variant}
+            for metric in metrics:
+                tree = kmr_table(summary[summary.system == "ehi+tree"], [ABLATION_BUDGET], metric)
+                exact = summary[(summary.system == "ehi+exact") & (summary.metric == metric)]
+                row[f"tree {metric} @{_pct(ABLATION_BUDGET)}"] = tree.value.iloc[0] if len(tree) else np.nan
+                row[f"exact {metric}"] = exact.value.max() if len(exact) else np.nan
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def timings_table(results: Path, variants) -> pd.DataFrame:
+    rows = []
+    for variant in variants:
+        for path in sorted((results / variant / "train_log").glob("*.parquet")):
+            log = read_table(path)
+            rows.append({"variant": variant, "stage": "train", "system": path.stem,
+                         "seconds": float(log.seconds.sum()), "items": int(len(log)), "unit": "epochs"})
+        for path in sorted((results / variant / "timings").glob("*.parquet")):
+            for t in read_table(path, "timings").itertuples():
+                rows.append({"variant": variant, "stage": t.stage, "system": t.system, "seconds": t.seconds,
+                             "items": t.items, "unit": "texts"})
+    return pd.DataFrame(rows)
+
+
+def build_report(results_dir: str | os.PathLike, dataset: str, variants, ablations: dict[str, list[str]],
+                 metrics, targets, tables_dir: str | os.PathLike, figures_dir: str | os.PathLike) -> None:
+    results, tables, figures = Path(results_dir), Path(tables_dir), Path(figures_dir)
+    figures.mkdir(parents=True, exist_ok=True)
+    summaries = {v: read_table(results / v / "summary.parquet", "summary") for v in variants
+                 if (results / v / "summary.parquet").exists()}
+    main = summaries["main"]
+    report.write_table(kmr_wide(main, metrics, targets), tables / f"{dataset}_kmr",
+                       caption=f"{dataset}: metric at the largest budget not above each fraction of documents scored")
+    for metric in metrics:
+        report.plot_kmr(main, metric, figures / f"kmr_{metric.replace('@', '_at_')}.png", title=f"{dataset}: {metric}")
+    sig = read_table(results / "significance.parquet")
+    report.write_table(sig, tables / f"{dataset}_significance", caption=f"{dataset}: paired significance tests, Holm-adjusted")
+    leaves = {v: read_table(results / v / "leaves.parquet", "leaves") for v in variants
+              if (results / v / "leaves.parquet").exists()}
+    report.write_table(leaf_balance(leaves), tables / f"{dataset}_leaf_balance", caption=f"{dataset}: documents per leaf")
+    report.plot_leaf_sizes({v: df["size"].to_numpy() for v, df in leaves.items()}, figures / "leaf_sizes.png")
+    abl = ablation_table(summaries, ablations, metrics[:1])
+    report.write_table(abl, tables / f"{dataset}_ablations", caption=f"{dataset}: ablations of EHI")
+    for name in ablations:
+        rows = abl[abl.ablation == name]
+        report.plot_ablation(rows, rows.columns[2], figures / f"ablation_{name}.png", title=f"{dataset}: ablation {name}")
+    report.write_table(timings_table(results, variants), tables / f"{dataset}_timings", caption=f"{dataset}: wall-clock seconds per stage",
+                       floatfmt=".1f")
+    logs = {p.stem: read_table(p) for p in sorted((results / "main" / "train_log").glob("*.parquet"))}
+    report.plot_training(logs, figures / "training.png")

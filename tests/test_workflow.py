@@ -1,0 +1,110 @@
+"""Workflow tests: lint, dry runs of the named targets, and the test config end to end.
+
+Runs happen in a temporary working directory (``--directory``), never in the checkout.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from ehi.schemas import schema
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
+TEST_CONFIG = str(REPO / "config" / "test.yaml")
+
+
+def snakemake(*args, workdir, check=True, timeout=900):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    proc = subprocess.run([*SNAKEMAKE, "--directory", str(workdir), *args], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return proc
+
+
+def jobs_of(dry_run_output: str) -> set[str]:
+    """Rule names a dry run schedules (from its job-stats table)."""
+    lines = dry_run_output.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("job ")), None)
+    if start is None:
+        return set()
+    names = set()
+    for line in lines[start + 2 :]:
+        parts = line.split()
+        if not parts or parts[0] == "total":
+            break
+        names.add(parts[0])
+    return names
+
+
+def test_lint(tmp_path):
+    proc = snakemake("--lint", workdir=tmp_path, check=False)
+    assert "Congratulations" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("target", ["all", "data", "train_all", "main", "tables"])
+def test_dry_run_of_named_targets(tmp_path, target):
+    proc = snakemake("-n", target, workdir=tmp_path)
+    assert "dry-run" in (proc.stdout + proc.stderr).lower()
+
+
+def test_unknown_config_key_stops_before_any_job(tmp_path):
+    proc = snakemake("-n", "--config", "trian={}", workdir=tmp_path, check=False)
+    assert proc.returncode != 0
+    assert "trian" in proc.stdout + proc.stderr
+
+
+def test_bad_value_names_the_key(tmp_path):
+    proc = snakemake("-n", "--configfile", TEST_CONFIG, "--config", "train={'height': 0}", workdir=tmp_path, check=False)
+    assert proc.returncode != 0
+    assert "height" in proc.stdout + proc.stderr
+
+
+def test_one_ablation_target_schedules_only_its_variants(tmp_path):
+    proc = snakemake("-n", "--configfile", TEST_CONFIG, "ablation_tree_shape", workdir=tmp_path)
+    out = proc.stdout + proc.stderr
+    assert "height~1" in out
+    assert "lambda_indexing~0" not in out  # another ablation's variant
+    assert "de/train" not in out  # no baseline training for an EHI ablation
+
+
+@pytest.fixture(scope="module")
+def test_run(tmp_path_factory):
+    """The whole DAG on the test config (tiny random encoder), once for the tests below."""
+    workdir = tmp_path_factory.mktemp("run")
+    snakemake("--cores", "2", "--configfile", TEST_CONFIG, "all", workdir=workdir)
+    return workdir
+
+
+def test_data_stage_writes_the_three_tables_in_their_schemas(test_run):
+    for kind in ("corpus", "queries", "qrels"):
+        path = test_run / "resources" / "test" / "data" / f"{kind}.parquet"
+        assert pq.read_schema(path).remove_metadata().equals(schema(kind)), kind
+
+
+def test_end_to_end_writes_results_tables_and_figures(test_run):
+    summary = pd.read_parquet(test_run / "results" / "test" / "main" / "summary.parquet")
+    assert {"de+exact", "ehi+tree", "ehi+exact", "de+faiss-ivf", "de+scann"} <= set(summary.system)
+    assert summary.frac_visited.between(0, 1).all()
+    tables = test_run / "results" / "tables"
+    for name in ("kmr", "significance", "ablations", "leaf_balance", "timings"):
+        for suffix in (".md", ".tex", ".csv"):
+            assert (tables / f"test_{name}{suffix}").stat().st_size > 0
+    figures = sorted(p.name for p in (test_run / "results" / "figures" / "test").glob("*.png"))
+    assert "leaf_sizes.png" in figures and "training.png" in figures and any(f.startswith("kmr_") for f in figures)
+
+
+def test_tables_rerun_from_cached_results_schedules_no_training(test_run, tmp_path):
+    """A fresh clone has results/ but no resources/ and no .snakemake/: `tables` must not retrain."""
+    import shutil
+
+    shutil.copytree(test_run / "results" / "test", tmp_path / "results" / "test")
+    proc = snakemake("-n", "--configfile", TEST_CONFIG, "tables", workdir=tmp_path)
+    jobs = jobs_of(proc.stdout + proc.stderr)
+    assert not jobs & {"train_ehi", "train_de", "embed", "search", "evaluate"}, jobs

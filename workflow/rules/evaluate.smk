@@ -1,0 +1,57 @@
+# Stage 5: per-query metrics of every run (ranx), the KMR summary of a variant, significance.
+
+
+rule evaluate:
+    input:
+        run=f"{R}/{{variant}}/runs/{{system}}.parquet",
+        data=DATA_FILES,
+    output:
+        f"{RES}/{{variant}}/per_query/{{system}}.parquet",
+    params:
+        data_dir=DATA_DIR,
+        dataset=DS,
+        split=config["evaluation"]["split"],
+        metrics=config["evaluation"]["metrics"],
+        version=VERSIONS["evaluate"],
+    log:
+        f"logs/{DS}/{{variant}}/evaluate_{{system}}.log",
+    conda:
+        ENV
+    script:
+        "../scripts/evaluate.py"
+
+
+rule summarize:
+    input:
+        per_query=lambda w: expand(f"{RES}/{w.variant}/per_query/{{system}}.parquet", system=variant_systems(w.variant)),
+        qps=lambda w: expand(f"{RES}/{w.variant}/qps/{{system}}.parquet", system=variant_systems(w.variant)),
+    output:
+        f"{RES}/{{variant}}/summary.parquet",
+    params:
+        version=VERSIONS["evaluate"],
+    log:
+        f"logs/{DS}/{{variant}}/summarize.log",
+    conda:
+        ENV
+    script:
+        "../scripts/summarize.py"
+
+
+rule significance:
+    input:
+        per_query=expand(f"{RES}/main/per_query/{{system}}.parquet", system=config["search"]["systems"]),
+    output:
+        f"{RES}/significance.parquet",
+    params:
+        targets=config["evaluation"]["targets"],
+        metrics=config["evaluation"]["metrics"],
+        n_permutations=config["evaluation"]["n_permutations"],
+        seed=config["evaluation"]["seed"],
+        alpha=config["evaluation"]["alpha"],
+        version=VERSIONS["evaluate"],
+    log:
+        f"logs/{DS}/significance.log",
+    conda:
+        ENV
+    script:
+        "../scripts/significance.py"

@@ -1,0 +1,57 @@
+# Stage 3: embed corpus and queries once per trained encoder (cached as .npy) and build EHI's
+# index (documents sorted by leaf). The ANNS baselines are built inside the search rules, where
+# their build parameters are tuned on the tune split.
+
+
+def encoder_input(wildcards):
+    # the untrained encoder ("pre") needs no training job
+    return [] if wildcards.model == "pre" else f"{R}/{wildcards.variant}/{wildcards.model}/train/encoder"
+
+
+rule embed:
+    input:
+        data=DATA_FILES,
+        encoder=encoder_input,
+    output:
+        corpus=f"{R}/{{variant}}/{{model}}/emb/corpus.npy",
+        queries=f"{R}/{{variant}}/{{model}}/emb/queries.npy",
+        timing=f"{RES}/{{variant}}/timings/embed_{{model}}.parquet",
+    params:
+        data_dir=DATA_DIR,
+        dataset=DS,
+        encoder=lambda w, input: input.encoder or config["encoder"]["name"],
+        max_length=config["encoder"]["max_length"],
+        batch_size=config["encoder"]["batch_size"],
+        version=VERSIONS["embed"],
+    log:
+        f"logs/{DS}/{{variant}}/embed_{{model}}.log",
+    benchmark:
+        f"benchmarks/{DS}/{{variant}}/embed_{{model}}.tsv"
+    threads: workflow.cores
+    resources:
+        gpu=1,
+    conda:
+        ENV
+    script:
+        "../scripts/embed.py"
+
+
+rule ehi_index:
+    input:
+        corpus=f"{R}/{{variant}}/ehi/emb/corpus.npy",
+        indexer=f"{R}/{{variant}}/ehi/train/indexer.safetensors",
+    output:
+        index=directory(f"{R}/{{variant}}/ehi/index"),
+        leaves=f"{RES}/{{variant}}/leaves.parquet",
+    params:
+        dataset=DS,
+        version=VERSIONS["index"],
+    log:
+        f"logs/{DS}/{{variant}}/ehi_index.log",
+    benchmark:
+        f"benchmarks/{DS}/{{variant}}/ehi_index.tsv"
+    threads: 1
+    conda:
+        ENV
+    script:
+        "../scripts/ehi_index.py"

@@ -1,0 +1,33 @@
+# Stage 6: tables and figures. These rules read only the small Parquet files under results/, so
+# `snakemake --cores 1 tables` renders everything on a fresh clone without training anything.
+
+VARIANTS = ["main"] + [v for vs in ABLATIONS.values() for v in vs]
+
+
+rule tables:
+    input:
+        summaries=[ancient(f"{RES}/{v}/summary.parquet") for v in VARIANTS],
+        significance=ancient(f"{RES}/significance.parquet"),
+        train_logs=[ancient(p) for v in VARIANTS for p in outputs_of(v)[1:]],
+        leaves=[ancient(f"{RES}/{v}/leaves.parquet") for v in VARIANTS if any(s.startswith("ehi+tree") for s in variant_systems(v))],
+    output:
+        kmr=report(f"results/tables/{DS}_kmr.md", category="Tables", caption="../report/kmr_table.rst"),
+        significance=f"results/tables/{DS}_significance.md",
+        ablations=f"results/tables/{DS}_ablations.md",
+        leaf_balance=f"results/tables/{DS}_leaf_balance.md",
+        timings=f"results/tables/{DS}_timings.md",
+        figures=report(directory(f"results/figures/{DS}"), patterns=["{name}.png"], category="Figures", caption="../report/figures.rst"),
+    params:
+        dataset=DS,
+        variants=VARIANTS,
+        ablations=ABLATIONS,
+        results_dir=RES,
+        metrics=config["evaluation"]["metrics"],
+        targets=config["evaluation"]["targets"],
+        version=VERSIONS["report"],
+    log:
+        f"logs/{DS}/tables.log",
+    conda:
+        ENV
+    script:
+        "../scripts/tables.py"

@@ -1,0 +1,33 @@
+# Stage 4: search every system at every budget of its sweep. Baselines tune their build parameters
+# on the tune split (never on the evaluation split), then sweep their search parameter on it.
+
+
+def search_inputs(wildcards):
+    model, method = wildcards.system.split("+")
+    emb = f"{R}/{wildcards.variant}/{model}/emb"
+    inputs = {"data": DATA_FILES, "corpus": f"{emb}/corpus.npy", "queries": f"{emb}/queries.npy"}
+    if method == "tree":
+        inputs["index"] = f"{R}/{wildcards.variant}/ehi/index"
+    return inputs
+
+
+rule search:
+    input:
+        unpack(search_inputs),
+    output:
+        run=f"{R}/{{variant}}/runs/{{system}}.parquet",
+        qps=f"{RES}/{{variant}}/qps/{{system}}.parquet",
+    params:
+        data_dir=DATA_DIR,
+        search=config["search"],
+        split=config["evaluation"]["split"],
+        version=VERSIONS["search"],
+    log:
+        f"logs/{DS}/{{variant}}/search_{{system}}.log",
+    benchmark:
+        f"benchmarks/{DS}/{{variant}}/search_{{system}}.tsv"
+    threads: config["search"]["threads"]
+    conda:
+        ENV
+    script:
+        "../scripts/search.py"

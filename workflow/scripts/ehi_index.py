@@ -1,0 +1,24 @@
+"""Rule ehi_index: assign every document to its leaf; store documents sorted by leaf."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir)))  # noqa: F821 (snakemake is injected)
+from _common import setup  # noqa: E402
+
+import pandas as pd  # noqa: E402
+
+from ehi.embed import load_array  # noqa: E402
+from ehi.index import EHIIndex  # noqa: E402
+from ehi.indexer import load_indexer  # noqa: E402
+from ehi.io import write_table  # noqa: E402
+
+log = setup(snakemake)  # noqa: F821
+inp, out = snakemake.input, snakemake.output  # noqa: F821
+index = EHIIndex.build(load_array(inp.corpus), load_indexer(Path(inp.indexer).parent))
+index.save(out.index)
+sizes = index.leaf_sizes
+log.info("leaves: %d, empty %d, largest %d (mean %.1f)", len(sizes), (sizes == 0).sum(), sizes.max(), sizes.mean())
+leaves = pd.DataFrame({"dataset": snakemake.params.dataset, "variant": snakemake.wildcards.variant,  # noqa: F821
+                       "leaf": range(len(sizes)), "size": sizes})
+write_table(leaves, "leaves", out.leaves)

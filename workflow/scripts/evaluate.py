@@ -1,0 +1,19 @@
+"""Rule evaluate: per-query metrics (ranx) of every search in one system's run file."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir)))  # noqa: F821 (snakemake is injected)
+from _common import setup  # noqa: E402
+
+from ehi.data.dataset import Dataset  # noqa: E402
+from ehi.evaluate import per_query_metrics  # noqa: E402
+from ehi.io import read_table, write_table  # noqa: E402
+
+log = setup(snakemake)  # noqa: F821
+p = snakemake.params  # noqa: F821
+dataset = Dataset.read(p.data_dir)
+_, qrels = dataset.split(p.split)
+run = read_table(snakemake.input.run, "run")  # noqa: F821
+per_query = per_query_metrics(run, qrels, p.dataset, len(dataset.corpus), p.metrics)
+write_table(per_query, "per_query", snakemake.output[0], meta={"split": p.split})  # noqa: F821

@@ -1,0 +1,14 @@
+"""Rule tables: every table (Markdown, LaTeX, CSV) and figure (PNG) from the cached results."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir)))  # noqa: F821 (snakemake is injected)
+from _common import setup  # noqa: E402
+
+from ehi.tables import build_report  # noqa: E402
+
+log = setup(snakemake)  # noqa: F821
+p, out = snakemake.params, snakemake.output  # noqa: F821
+build_report(p.results_dir, p.dataset, p.variants, p.ablations, p.metrics, p.targets,
+             Path(out.kmr).parent, out.figures)
