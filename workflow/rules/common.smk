@@ -26,7 +26,7 @@ def _ablation_variants():
         table = pd.DataFrame(rows)
         if table.isna().any().any():
             raise ValueError(f"config ablations.{name}: every row must set the same keys {list(table.columns)}")
-        variants[name] = list(Paramspace(table, filename_params="*").instance_patterns)
+        variants[name] = list(Paramspace(table).instance_patterns)
     return variants
 
 
