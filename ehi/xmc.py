@@ -1,0 +1,137 @@
+"""Extreme multi-label classification (XMC) metrics: P@k, nDCG@k and PSP@k from a ranked list.
+
+XMC as retrieval: labels are the documents (``ehi.data.sources.load_xmc`` puts the label texts in
+the corpus), so a search's corpus rows are label indices. Conventions follow the Extreme
+Classification Repository (and its reference code, pyxclib), so numbers compare with published ones:
+
+* relevance is binary; a query's labels are a row of a (queries, labels) matrix;
+* ``p@k`` = true labels among the top k / k (a list shorter than k counts the gap as misses);
+* ``ndcg@k`` = Σ_{r≤k} y_r / log2(r + 1), divided by the same sum for min(k, |y|) true labels;
+* ``psp@k``: each hit gains its label's inverse propensity 1/p_l (Jain et al., KDD 2016):
+  p_l = 1 / (1 + C e^{−A log(N_l + B)}), C = (log N − 1)(B + 1)^A, N_l the label's training
+  frequency and N the number of training points; A = 0.6, B = 2.6 for Amazon datasets. The
+  repository reports Σ_q PSP_q / Σ_q PSP*_q, where PSP*_q is the best value any ranking could reach
+  (its k rarest true labels). To keep per-query values whose *mean* is that number, each query's
+  raw PSP is divided by the mean of PSP* over the evaluated queries: a per-query value therefore
+  depends on the query set it was computed with.
+* queries without true labels count, with 0 on every metric (as pyxclib's precision does).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+# (A, B) of Jain et al. 2016, as the Extreme Classification Repository uses them
+PROPENSITY_AB = {"amazon": (0.6, 2.6), "wikipedia": (0.5, 0.4), "other": (0.55, 1.5)}
+DEFAULT_KS = (1, 3, 5)
+
+
+def inverse_propensity(label_freq: np.ndarray, n_train: int, a: float = 0.6, b: float = 2.6) -> np.ndarray:
+    """1/p_l for each label (L,) from its training frequency N_l and the number of training points N."""
+    if n_train < 1:
+        raise ValueError(f"need at least one training point, got n_train={n_train}")
+    c = (np.log(n_train) - 1.0) * (b + 1.0) ** a
+    return 1.0 + c * (np.asarray(label_freq, dtype=np.float64) + b) ** (-a)
+
+
+def label_matrix(qrels: pd.DataFrame, query_ids, label_ids) -> sp.csr_matrix:
+    """Binary (queries, labels) CSR matrix of the judgements with relevance > 0.
+
+    Rows follow ``query_ids``, columns ``label_ids`` (the corpus order, so search rows index it);
+    judgements of unknown queries or labels are ignored.
+    """
+    q_pos = pd.Series(np.arange(len(query_ids)), index=pd.Index(np.asarray(query_ids).astype(str)))
+    l_pos = pd.Series(np.arange(len(label_ids)), index=pd.Index(np.asarray(label_ids).astype(str)))
+    rel = qrels[qrels.relevance > 0]
+    rows = q_pos.reindex(rel.query_id.astype(str)).to_numpy()
+    cols = l_pos.reindex(rel.doc_id.astype(str)).to_numpy()
+    keep = ~(np.isnan(rows) | np.isnan(cols))
+    data = np.ones(int(keep.sum()), dtype=np.float64)
+    mat = sp.csr_matrix((data, (rows[keep].astype(np.int64), cols[keep].astype(np.int64))),
+                        shape=(len(query_ids), len(label_ids)))
+    mat.data[:] = 1.0  # a duplicated judgement must not count twice
+    return mat
+
+
+def _hits(ranked: np.ndarray, labels: sp.csr_matrix) -> np.ndarray:
+    """(nq, K) 1.0 where the ranked label is a true label of the query; -1 padding is a miss."""
+    nq, width = ranked.shape
+    rows = np.repeat(np.arange(nq), width)
+    flat = np.asarray(labels[rows, np.maximum(ranked, 0).ravel()]).ravel()
+    return flat.reshape(nq, width) * (ranked >= 0)
+
+
+def _best_psp(labels: sp.csr_matrix, inv_prop: np.ndarray, k: int) -> np.ndarray:
+    """Σ of each query's k largest 1/p_l among its true labels, / k (the best reachable raw PSP@k)."""
+    row = np.repeat(np.arange(labels.shape[0]), np.diff(labels.indptr))
+    vals = inv_prop[labels.indices]
+    order = np.lexsort((-vals, row))  # by row, rarest (largest 1/p) first
+    rank = np.arange(len(order)) - labels.indptr[row[order]]
+    top = rank < k
+    return np.bincount(row[order][top], weights=vals[order][top], minlength=labels.shape[0]) / k
+
+
+def xmc_metrics(ranked: np.ndarray, labels, inv_prop: np.ndarray | None = None,
+                ks=DEFAULT_KS) -> dict[str, np.ndarray]:
+    """Per-query ``p@k``, ``ndcg@k`` (and ``psp@k`` when ``inv_prop`` is given), each (nq,).
+
+    ranked (nq, K) int label indices, best first, -1 padded (what ``EHIIndex.search`` returns);
+    labels (nq, L) binary, sparse or dense.
+    """
+    ranked = np.asarray(ranked, dtype=np.int64)
+    labels = sp.csr_matrix(labels, dtype=np.float64)
+    if ranked.shape[0] != labels.shape[0]:
+        raise ValueError(f"{ranked.shape[0]} ranked lists for {labels.shape[0]} label rows")
+    kmax = max(ks)
+    if ranked.shape[1] < kmax:  # a short list: the missing ranks are misses
+        ranked = np.pad(ranked, ((0, 0), (0, kmax - ranked.shape[1])), constant_values=-1)
+    ranked = ranked[:, :kmax]
+    hits = _hits(ranked, labels)  # (nq, kmax)
+    n_true = np.diff(labels.indptr)  # (nq,)
+    discount = 1.0 / np.log2(np.arange(2, kmax + 2))  # (kmax,)
+    ideal = np.concatenate([[0.0], np.cumsum(discount)])  # ideal DCG of j true labels, j = 0..kmax
+    out: dict[str, np.ndarray] = {}
+    for k in ks:
+        out[f"p@{k}"] = hits[:, :k].sum(1) / k
+        dcg = (hits[:, :k] * discount[:k]).sum(1)
+        idcg = ideal[np.minimum(n_true, k)]
+        out[f"ndcg@{k}"] = np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
+    if inv_prop is not None:
+        inv_prop = np.asarray(inv_prop, dtype=np.float64)
+        gains = hits * inv_prop[np.maximum(ranked, 0)]  # (nq, kmax)
+        for k in ks:
+            norm = _best_psp(labels, inv_prop, k).mean()
+            raw = gains[:, :k].sum(1) / k
+            out[f"psp@{k}"] = raw / norm if norm > 0 else np.zeros_like(raw)
+    return out
+
+
+def summarize(per_query: dict[str, np.ndarray]) -> dict[str, float]:
+    """Mean over queries of each metric (for psp@k this is the repository's normalised PSP@k)."""
+    return {name: float(np.mean(values)) if len(values) else float("nan") for name, values in per_query.items()}
+
+
+def per_query_frame(query_ids, per_query: dict[str, np.ndarray]) -> pd.DataFrame:
+    """Long table (query_id, metric, value), the shape of the per-query metrics contract."""
+    query_ids = np.asarray(query_ids).astype(str)
+    frames = [pd.DataFrame({"query_id": query_ids, "metric": name, "value": np.asarray(v, dtype=np.float64)})
+              for name, v in per_query.items()]
+    return pd.concat(frames, ignore_index=True)
+
+
+def evaluate_xmc(ranked: np.ndarray, query_ids, dataset, split: str = "test", propensity: str = "amazon",
+                 ks=DEFAULT_KS) -> dict[str, np.ndarray]:
+    """XMC metrics of a search over ``dataset`` (an :class:`ehi.data.dataset.Dataset` whose corpus
+    is the label set): ranked (nq, K) corpus rows for ``query_ids``, judged against ``split``;
+    propensities from the train split's label frequencies (N = number of train points)."""
+    label_ids = dataset.corpus.doc_id.astype(str).to_numpy()
+    _, qrels = dataset.split(split)
+    labels = label_matrix(qrels, query_ids, label_ids)
+    train_q, train_qrels = dataset.split("train")
+    inv_prop = None
+    if len(train_q):
+        freq = np.asarray(label_matrix(train_qrels, train_q.query_id, label_ids).sum(0)).ravel()
+        inv_prop = inverse_propensity(freq, len(train_q), *PROPENSITY_AB[propensity])
+    return xmc_metrics(ranked, labels, inv_prop, ks)
