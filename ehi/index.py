@@ -131,7 +131,9 @@ class EHIIndex:
         """Exact inner products of q (nb, d) with its candidates (nb, C); top-k rows and scores."""
         idx = torch.as_tensor(cand)
         emb = self.doc_emb[idx.clamp(min=0)]  # (nb, C, d)
-        s = torch.bmm(emb, q[:, :, None])[:, :, 0]  # (nb, C)
+        # multiply-and-sum rather than bmm: each score then sums over d in one fixed order, so it
+        # does not depend on which other queries share the batch (bmm's kernel choice does)
+        s = (emb * q[:, None, :]).sum(-1)  # (nb, C)
         s = s.masked_fill(idx < 0, float("-inf"))
         top_s, top_i = s.topk(min(k, s.shape[1]), dim=1)  # (nb, k')
         pos = idx.gather(1, top_i).numpy()

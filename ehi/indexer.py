@@ -75,6 +75,26 @@ class TreeIndexer(nn.Module):
         # W_h acts on [one_hot(parent) (B^h); z_h (hidden)]
         self.W = nn.ModuleList(nn.Linear(branching**h + self.hidden, branching) for h in range(height))
 
+    @torch.no_grad()
+    def standardize_(self, emb: np.ndarray | torch.Tensor) -> "TreeIndexer":
+        """Data-dependent initialisation: rescale each U_h so that z_h = U_h x has zero mean and unit
+        variance per unit over ``emb`` (N, dim), and zero the W_h biases.
+
+        Why: sentence embeddings are anisotropic (they share a large common component) and at
+        PyTorch's default init the logits' biases outweigh their data-dependent part, so a fresh
+        tree sends nearly every document to one leaf and training starts from a collapsed index.
+        Centred, unit-scale z makes the initial tree a set of random hyperplanes through the data.
+        This is not a k-means warm start: no cluster is fitted, the directions stay random.
+        """
+        x = torch.as_tensor(emb, dtype=torch.float32).to(next(self.parameters()).device)
+        for u, w in zip(self.U, self.W):
+            z = u(x)  # (N, hidden)
+            mean, std = z.mean(0), z.std(0).clamp(min=1e-6)
+            u.weight.div_(std[:, None])
+            u.bias.sub_(mean).div_(std)
+            w.bias.zero_()
+        return self
+
     @property
     def n_leaves(self) -> int:
         return self.branching**self.height
