@@ -8,7 +8,6 @@ on the tune split's queries (never on the evaluated split) before it is swept on
 from __future__ import annotations
 
 import logging
-import math
 
 import numpy as np
 import pandas as pd
