@@ -29,7 +29,8 @@ import pyarrow.parquet as pq
 
 from ehi import __version__
 from ehi.encoder import Encoder, load_encoder
-from ehi.index import EHIIndex, atomic_dir
+from ehi.index import EHIIndex
+from ehi.io import atomic_dir
 
 FORMAT_VERSION = 1
 DEFAULT_BEAM = 4

@@ -119,12 +119,17 @@ def load_encoder(
     """Load an encoder by alias, local folder or hub id (see the module docstring)."""
     from transformers import AutoModel, AutoTokenizer
 
+    from transformers.utils import logging as hf_logging
+
+    # a saved tiny-random folder lacks BERT's unused pooler; transformers reports it as "missing"
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
     key = str(name_or_path).lower()
     if key == TINY_RANDOM:
         model, tokenizer = _tiny_random_model(seed)
     else:
         source = str(minilm_path()) if key in MINILM_ALIASES else str(name_or_path)
-        if not key in MINILM_ALIASES and not Path(source).exists() and os.environ.get("HF_HUB_OFFLINE") == "1":
+        if key not in MINILM_ALIASES and not Path(source).exists() and os.environ.get("HF_HUB_OFFLINE") == "1":
             raise FileNotFoundError(
                 f"encoder {name_or_path!r} is neither a local folder nor a built-in alias "
                 f"({TINY_RANDOM!r}, 'all-MiniLM-L6-v2') and HF_HUB_OFFLINE=1 forbids a download"

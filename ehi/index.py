@@ -9,44 +9,19 @@ next to the tree's ``indexer.safetensors`` + ``indexer.json``: no pickle, no tra
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import os
-import shutil
-import tempfile
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
 
+from ehi.io import atomic_dir  # noqa: F401  (re-exported for older imports)
 from ehi.indexer import TreeIndexer, load_indexer
 
 FORMAT_VERSION = 1
-
-
-@contextlib.contextmanager
-def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary directory; on success it replaces ``path`` as a whole.
-
-    The old directory is moved aside (``.<name>.old``) before the new one is renamed in, then
-    deleted, so a killed job leaves either the old or the new directory under one of those names.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
-    old = path.parent / f".{path.name}.old"
-    try:
-        yield tmp
-        shutil.rmtree(old, ignore_errors=True)
-        if path.exists():
-            os.replace(path, old)
-        os.replace(tmp, path)
-        shutil.rmtree(old, ignore_errors=True)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 class EHIIndex:

@@ -34,7 +34,10 @@ def infonce_loss(pos, neg, mask, *, margin: float | None = None, temperature: fl
 
 
 # name -> fn(pos (n,), neg (n, m), mask (n, m), *, margin, temperature) -> scalar
-SIAMESE_LOSSES = {"triplet": triplet_loss, "infonce": infonce_loss}
+# Beyond the paper: the DEXML losses (Gupta et al., ICLR 2024) as alternatives for L_siamese.
+from ehi.dexml import SIAMESE_OPTIONS, decoupled_softmax_loss, soft_topk, soft_topk_loss  # noqa: E402,F401
+
+SIAMESE_LOSSES = {"triplet": triplet_loss, "infonce": infonce_loss, **SIAMESE_OPTIONS}
 
 
 def path_cosine(a: TreeOutput, b: TreeOutput, layout: str = "node") -> torch.Tensor:

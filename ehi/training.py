@@ -36,7 +36,7 @@ from ehi.data.dataset import Dataset
 from ehi.data.dataset import doc_texts as corpus_texts
 from ehi.diagnostics import tree_diagnostics
 from ehi.encoder import Encoder, pick_device
-from ehi.index import atomic_dir
+from ehi.io import atomic_dir
 from ehi.indexer import PATH_LAYOUTS, TreeIndexer
 from ehi.io import PROVENANCE_KEY, atomic_path, provenance, write_json
 from ehi.losses import SIAMESE_LOSSES, ehi_loss
