@@ -5,13 +5,24 @@ from snakemake.utils import min_version, validate
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# The embedded default, unless configs are given with --configfile: each config under config/ is
+# complete on its own (layered ones, e.g. config/ablations.yaml, extend the ones before them).
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
 
 
 validate(config, "workflow/schemas/config.schema.yaml")
 
 
 include: "workflow/rules/common.smk"
+wildcard_constraints:
+    kind="corpus|queries|qrels",
+    model="pre|de|ehi",
+    variant=r"main|[a-z_]+~[^/]+(/[a-z_]+~[^/]+)*",
+    system=r"(pre|de|ehi)\+(exact|tree|faiss-ivf|faiss-hnsw|scann|scann-ah)",
+
+
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/index.smk"

@@ -61,13 +61,14 @@ def test_unknown_config_key_stops_before_any_job(tmp_path):
 
 
 def test_bad_value_names_the_key(tmp_path):
-    proc = snakemake("-n", "--configfile", TEST_CONFIG, "--config", "train={'height': 0}", workdir=tmp_path, check=False)
+    proc = snakemake("-n", "--config", "train={'height': 0}", "--configfile", TEST_CONFIG, workdir=tmp_path, check=False)
     assert proc.returncode != 0
     assert "height" in proc.stdout + proc.stderr
 
 
 def test_one_ablation_target_schedules_only_its_variants(tmp_path):
-    proc = snakemake("-n", "--configfile", TEST_CONFIG, "ablation_tree_shape", workdir=tmp_path)
+    # targets before --configfile, which takes every following word as a config file
+    proc = snakemake("-n", "ablation_tree_shape", "--configfile", TEST_CONFIG, workdir=tmp_path)
     out = proc.stdout + proc.stderr
     assert "height~1" in out
     assert "lambda_indexing~0" not in out  # another ablation's variant
@@ -78,7 +79,7 @@ def test_one_ablation_target_schedules_only_its_variants(tmp_path):
 def test_run(tmp_path_factory):
     """The whole DAG on the test config (tiny random encoder), once for the tests below."""
     workdir = tmp_path_factory.mktemp("run")
-    snakemake("--cores", "2", "--configfile", TEST_CONFIG, "all", workdir=workdir)
+    snakemake("all", "--cores", "2", "--configfile", TEST_CONFIG, workdir=workdir)
     return workdir
 
 
@@ -105,6 +106,6 @@ def test_tables_rerun_from_cached_results_schedules_no_training(test_run, tmp_pa
     import shutil
 
     shutil.copytree(test_run / "results" / "test", tmp_path / "results" / "test")
-    proc = snakemake("-n", "--configfile", TEST_CONFIG, "tables", workdir=tmp_path)
+    proc = snakemake("-n", "tables", "--configfile", TEST_CONFIG, workdir=tmp_path)
     jobs = jobs_of(proc.stdout + proc.stderr)
     assert not jobs & {"train_ehi", "train_de", "embed", "search", "evaluate"}, jobs

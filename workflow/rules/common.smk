@@ -1,4 +1,6 @@
-# Helpers shared by the rule files. Keep this small: anything that grows belongs in `ehi`.
+# Helpers shared by the stage files; kept small, since anything that grows belongs in `ehi`.
+import os
+
 import pandas as pd
 from snakemake.utils import Paramspace
 
@@ -23,9 +25,9 @@ def _ablation_variants():
         unknown = sorted({k for row in rows for k in row} - set(config["train"]))
         if unknown:
             raise ValueError(f"config ablations.{name}: {unknown} are not train keys; known: {sorted(config['train'])}")
+        # a key some rows leave out takes the main setting's value in them (paths stay comparable)
         table = pd.DataFrame(rows)
-        if table.isna().any().any():
-            raise ValueError(f"config ablations.{name}: every row must set the same keys {list(table.columns)}")
+        table = table.fillna({k: config["train"][k] for k in table.columns}).infer_objects()
         variants[name] = list(Paramspace(table).instance_patterns)
     return variants
 
@@ -63,8 +65,20 @@ def outputs_of(variant):
     ]
 
 
-wildcard_constraints:
-    kind="corpus|queries|qrels",
-    model="pre|de|ehi",
-    variant=r"main|[a-z_]+~[^/]+(/[a-z_]+~[^/]+)*",
-    system=r"(pre|de|ehi)\+(exact|tree|faiss-ivf|faiss-hnsw|scann|scann-ah)",
+def encoder_input(wildcards):
+    # the untrained encoder ("pre") needs no training job
+    return [] if wildcards.model == "pre" else f"{R}/{wildcards.variant}/{wildcards.model}/train/encoder"
+
+
+def search_inputs(wildcards):
+    model, method = wildcards.system.split("+")
+    emb = f"{R}/{wildcards.variant}/{model}/emb"
+    inputs = {"data": DATA_FILES, "corpus": f"{emb}/corpus.npy", "queries": f"{emb}/queries.npy"}
+    if method == "tree":
+        inputs["index"] = f"{R}/{wildcards.variant}/ehi/index"
+    return inputs
+
+
+def data_dir(wildcards, input):
+    """Folder of the dataset Parquet tables, taken from the `data` input of the job."""
+    return os.path.dirname(input.data[0])

@@ -8,7 +8,7 @@ rule evaluate:
     output:
         f"{RES}/{{variant}}/per_query/{{system}}.parquet",
     params:
-        data_dir=DATA_DIR,
+        data_dir=data_dir,
         dataset=DS,
         split=config["evaluation"]["split"],
         metrics=config["evaluation"]["metrics"],

@@ -3,10 +3,6 @@
 # their build parameters are tuned on the tune split.
 
 
-def encoder_input(wildcards):
-    # the untrained encoder ("pre") needs no training job
-    return [] if wildcards.model == "pre" else f"{R}/{wildcards.variant}/{wildcards.model}/train/encoder"
-
 
 rule embed:
     input:
@@ -17,7 +13,7 @@ rule embed:
         queries=f"{R}/{{variant}}/{{model}}/emb/queries.npy",
         timing=f"{RES}/{{variant}}/timings/embed_{{model}}.parquet",
     params:
-        data_dir=DATA_DIR,
+        data_dir=data_dir,
         dataset=DS,
         encoder=lambda w, input: input.encoder or config["encoder"]["name"],
         max_length=config["encoder"]["max_length"],

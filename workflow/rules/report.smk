@@ -21,7 +21,7 @@ rule tables:
         dataset=DS,
         variants=VARIANTS,
         ablations=ABLATIONS,
-        results_dir=RES,
+        results_dir=lambda w, input: os.path.dirname(input.significance),
         metrics=config["evaluation"]["metrics"],
         targets=config["evaluation"]["targets"],
         version=VERSIONS["report"],

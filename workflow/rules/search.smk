@@ -2,14 +2,6 @@
 # on the tune split (never on the evaluation split), then sweep their search parameter on it.
 
 
-def search_inputs(wildcards):
-    model, method = wildcards.system.split("+")
-    emb = f"{R}/{wildcards.variant}/{model}/emb"
-    inputs = {"data": DATA_FILES, "corpus": f"{emb}/corpus.npy", "queries": f"{emb}/queries.npy"}
-    if method == "tree":
-        inputs["index"] = f"{R}/{wildcards.variant}/ehi/index"
-    return inputs
-
 
 rule search:
     input:
@@ -18,7 +10,7 @@ rule search:
         run=f"{R}/{{variant}}/runs/{{system}}.parquet",
         qps=f"{RES}/{{variant}}/qps/{{system}}.parquet",
     params:
-        data_dir=DATA_DIR,
+        data_dir=data_dir,
         search=config["search"],
         split=config["evaluation"]["split"],
         version=VERSIONS["search"],

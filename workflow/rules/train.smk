@@ -5,13 +5,13 @@
 
 rule train_ehi:
     input:
-        DATA_FILES,
+        data=DATA_FILES,
     output:
         encoder=directory(f"{R}/{{variant}}/ehi/train/encoder"),
         indexer=f"{R}/{{variant}}/ehi/train/indexer.safetensors",
         log_table=f"{RES}/{{variant}}/train_log/ehi.parquet",
     params:
-        data_dir=DATA_DIR,
+        data_dir=data_dir,
         train=lambda w: train_params(w.variant, "ehi"),
         encoder=config["encoder"]["name"],
         version=VERSIONS["train"],
@@ -33,7 +33,7 @@ use rule train_ehi as train_de with:
         encoder=directory(f"{R}/{{variant}}/de/train/encoder"),
         log_table=f"{RES}/{{variant}}/train_log/de.parquet",
     params:
-        data_dir=DATA_DIR,
+        data_dir=data_dir,
         train=lambda w: train_params(w.variant, "de"),
         encoder=config["encoder"]["name"],
         version=VERSIONS["train"],
