@@ -1,5 +1,7 @@
 # EHI reproduction pipeline. The stages live in workflow/rules/ (one file each, in pipeline order);
 # the work itself lives in the `ehi` package. README.md lists the targets.
+import os
+
 from snakemake.utils import min_version, validate
 
 min_version("9.0")
@@ -9,7 +11,7 @@ min_version("9.0")
 # complete on its own (layered ones, e.g. config/ablations.yaml, extend the ones before them).
 if not workflow.overwrite_configfiles:
 
-    configfile: "config/config.yaml"
+    configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 
 
 validate(config, "workflow/schemas/config.schema.yaml")
