@@ -13,4 +13,6 @@ def setup(snakemake) -> logging.Logger:
     if snakemake.log:
         handlers.append(logging.FileHandler(snakemake.log[0], mode="w"))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", handlers=handlers, force=True)
+    if "torch" in sys.modules:  # keep torch within the threads Snakemake gave this job
+        sys.modules["torch"].set_num_threads(max(1, int(snakemake.threads)))
     return logging.getLogger(snakemake.rule)
