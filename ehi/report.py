@@ -86,17 +86,31 @@ def plot_leaf_sizes(sizes_by_model: dict[str, np.ndarray], path: str | os.PathLi
     return save_figure(fig, path)
 
 
+TRAINING_PANELS = {
+    "loss": "total loss", "siamese": "L_siamese", "indexing": "L_indexing", "intra_leaf": "L_intra-leaf",
+    "pos_in_beam": "train positives inside the query's beam", "leaf_max_over_mean": "largest leaf / mean leaf",
+}
+
+
 def plot_training(logs: dict[str, pd.DataFrame], path: str | os.PathLike) -> Path:
-    """Training curves: total loss per epoch and each loss term, one line per model."""
-    terms = sorted({c for df in logs.values() for c in df.columns if c.startswith("loss")})
-    fig, axes = plt.subplots(1, len(terms), figsize=(4 * len(terms), 3.2), squeeze=False)
-    for ax, term in zip(axes[0], terms):
+    """Training curves per epoch: each loss term and the tree diagnostics, one line per model."""
+    from matplotlib.ticker import MaxNLocator
+
+    terms = [t for t in TRAINING_PANELS if any(t in df and df[t].notna().any() for df in logs.values())]
+    cols = min(3, len(terms))
+    rows = -(-len(terms) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.0 * rows), squeeze=False)
+    for ax, term in zip(axes.ravel(), terms):
         for name, df in logs.items():
             if term in df and df[term].notna().any():
-                ax.plot(df.epoch, df[term], marker="o", label=name)
-        ax.set_title(term, fontsize=9)
+                ax.plot(df.epoch, df[term], marker="o", label=name, color=ENCODER_COLOURS.get(name, "tab:gray"))
+        ax.set_title(TRAINING_PANELS[term], fontsize=9)
         ax.set_xlabel("epoch")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.legend(fontsize=7)
+    for ax in axes.ravel()[len(terms):]:
+        ax.axis("off")
+    fig.tight_layout()
     return save_figure(fig, path)
 
 
