@@ -62,7 +62,7 @@ class TreeIndexer(nn.Module):
     """The tree of DESIGN.md section 2; ``hidden`` is the width of U_h x (default: ``dim``)."""
 
     def __init__(self, dim: int, height: int = 2, branching: int = 8, hidden: int | None = None,
-                 path_layout: str = DEFAULT_LAYOUT):
+                 path_layout: str = DEFAULT_LAYOUT, per_node: bool = False):
         super().__init__()
         if height < 1 or branching < 2:
             raise ValueError(f"need height >= 1 and branching >= 2, got H={height}, B={branching}")
@@ -74,6 +74,16 @@ class TreeIndexer(nn.Module):
         self.U = nn.ModuleList(nn.Linear(self.dim, self.hidden) for _ in range(height))
         # W_h acts on [one_hot(parent) (B^h); z_h (hidden)]
         self.W = nn.ModuleList(nn.Linear(branching**h + self.hidden, branching) for h in range(height))
+        # Option beyond the paper (``per_node``): in the paper's form the parent enters level h only
+        # through its one-hot column, i.e. as a per-parent *bias*; all B^h parents split their
+        # region with the same B directions W_h[:, B^h:]. With ``per_node`` each parent p adds its
+        # own residual Delta_h[p] (B, hidden) to those directions, so every node has its own child
+        # classifier (as in hierarchical k-means). Delta starts at zero: the initial tree is the
+        # same as without the option, and weight decay pulls Delta back towards the shared W_h.
+        self.per_node = bool(per_node)
+        self.node_delta = nn.ParameterList(
+            nn.Parameter(torch.zeros(branching**h, branching, self.hidden)) for h in range(height)
+        ) if self.per_node else None
 
     @torch.no_grad()
     def standardize_(self, emb: np.ndarray | torch.Tensor) -> "TreeIndexer":
@@ -100,15 +110,22 @@ class TreeIndexer(nn.Module):
         return self.branching**self.height
 
     def config(self) -> dict:
-        return {"dim": self.dim, "height": self.height, "branching": self.branching,
-                "hidden": self.hidden, "path_layout": self.path_layout}
+        out = {"dim": self.dim, "height": self.height, "branching": self.branching,
+               "hidden": self.hidden, "path_layout": self.path_layout}
+        if self.per_node:  # written only when set, so default indexers keep their old indexer.json
+            out["per_node"] = True
+        return out
 
     def level_logits(self, h: int, x: torch.Tensor, parents: torch.Tensor) -> torch.Tensor:
         """Child logits at level h for x (n, dim) under parents (n, m) -> (n, m, B)."""
         n_parent = self.branching**h
         weight = self.W[h].weight  # (B, B^h + hidden)
-        shared = self.U[h](x) @ weight[:, n_parent:].T + self.W[h].bias  # (n, B)
-        return shared[:, None, :] + weight[:, :n_parent].T[parents]  # (n, m, B)
+        z = self.U[h](x)  # (n, hidden)
+        shared = z @ weight[:, n_parent:].T + self.W[h].bias  # (n, B)
+        out = shared[:, None, :] + weight[:, :n_parent].T[parents]  # (n, m, B)
+        if self.per_node:
+            out = out + torch.einsum("nmbk,nk->nmb", self.node_delta[h][parents], z)
+        return out
 
     def forward(self, x: torch.Tensor) -> TreeOutput:
         """Route x (n, dim) along the argmax path, keeping the graph through the probabilities."""

@@ -67,6 +67,24 @@ def indexing_loss(q_tree: TreeOutput, d_tree: TreeOutput, pos_idx, mask, *, marg
     return triplet_loss(pos, sim, mask, margin=margin)
 
 
+def neighbour_loss(anchor: TreeOutput, neighbour: TreeOutput, *, temperature: float = 0.3,
+                   layout: str = "node") -> torch.Tensor:
+    """InfoNCE on path-embedding cosine between documents (an option beyond the paper).
+
+    ``anchor`` and ``neighbour`` are the trees of m anchor documents and of one embedding-space
+    nearest neighbour of each (row i of ``neighbour`` belongs to anchor i). Each anchor is pulled
+    towards its own neighbour's path and pushed from the other anchors' neighbours.
+
+    Why: L_indexing only shapes the routing of the training queries and of the documents they name;
+    the rest of the corpus, and every unseen query, is routed wherever the tree happens to send it,
+    so the tree memorises training pairs. Asking every document to share a path with its nearest
+    neighbours makes the partition follow the geometry of the embedding space, which is what lets a
+    held-out query reach its (nearby) positive. It needs no labels.
+    """
+    sim = path_cosine(anchor, neighbour, layout)  # (m, m): column j = neighbour of anchor j
+    return F.cross_entropy(sim / temperature, torch.arange(len(sim), device=sim.device))
+
+
 def intra_leaf_loss(pos, neg, mask, doc_leaf, pos_idx, *, margin: float = 0.1):
     """Triplet loss on encoder similarities, restricted to negatives in the positive's leaf.
 

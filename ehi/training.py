@@ -37,9 +37,9 @@ from ehi.data.dataset import doc_texts as corpus_texts
 from ehi.diagnostics import tree_diagnostics
 from ehi.encoder import Encoder, pick_device
 from ehi.io import atomic_dir
-from ehi.indexer import PATH_LAYOUTS, TreeIndexer
+from ehi.indexer import PATH_LAYOUTS, TreeIndexer, TreeOutput
 from ehi.io import PROVENANCE_KEY, atomic_path, provenance, write_json
-from ehi.losses import SIAMESE_LOSSES, ehi_loss
+from ehi.losses import SIAMESE_LOSSES, ehi_loss, neighbour_loss
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +60,24 @@ class TrainConfig:
     indexer_hidden: int | None = None  # width of U_h x; None = encoder dim
     indexer_init: str = "data"  # "data": TreeIndexer.standardize_ on the first corpus embedding
     path_layout: str = "node"
+    # Option beyond the paper: each tree node gets its own child classifier (TreeIndexer.per_node).
+    # In the paper's form a parent only adds a bias at the next level, so all B^h parents split
+    # their regions along the same B directions; on the synthetic default (H=2, B=8, frozen MiniLM)
+    # that caps dev routing well below k-means/IVF. False = the paper's indexer.
+    indexer_per_node: bool = False
+    # Option beyond the paper: L_neighbour (ehi.losses.neighbour_loss), a label-free term asking
+    # each document to share its path with its embedding-space nearest neighbours. L_indexing alone
+    # shapes only the training pairs' routing and the tree memorises them (train queries reach
+    # their positive, held-out ones mostly do not). Each step draws ``neighbour_anchors`` corpus
+    # documents, pairs each with one of its ``neighbour_k`` nearest documents (cosine over the
+    # cached corpus embeddings, recomputed at every re-index) and adds lambda_neighbour times an
+    # InfoNCE (at ``neighbour_temperature``) over their path cosines. It runs the indexer on the
+    # cached, detached embeddings, so it trains the indexer only (no extra encoder passes).
+    # 0 = off (the paper's objective).
+    lambda_neighbour: float = 0.0
+    neighbour_k: int = 10
+    neighbour_anchors: int = 256
+    neighbour_temperature: float = 0.3
     lambda_siamese: float = 1.0
     lambda_indexing: float = 1.0
     lambda_intra_leaf: float = 0.5
@@ -89,6 +107,9 @@ class TrainConfig:
             "reindex_every >= 1": self.reindex_every >= 1, "n_hard_negatives >= 0": self.n_hard_negatives >= 0,
             "0 <= warmup_ratio < 1": 0 <= self.warmup_ratio < 1,
             "indexer_init in ('data', 'random')": self.indexer_init in ("data", "random"),
+            "lambda_neighbour >= 0": self.lambda_neighbour >= 0, "neighbour_k >= 1": self.neighbour_k >= 1,
+            "neighbour_anchors >= 2": self.neighbour_anchors >= 2,
+            "neighbour_temperature > 0": self.neighbour_temperature > 0,
         }
         bad = [rule for rule, ok in checks.items() if not ok]
         if bad:
@@ -203,6 +224,39 @@ def negative_mask(data: TrainData, q_rows, doc_rows, k: int, in_batch: bool) -> 
     return torch.from_numpy(mask)
 
 
+def nearest_documents(doc_emb: np.ndarray, k: int, chunk: int = 1024) -> np.ndarray:
+    """The k nearest other documents of each row of doc_emb (N, d) by inner product -> (N, k')
+    int64, k' = min(k, N-1). Exact, in chunks of rows: O(N^2 d) time, O(chunk * N) memory."""
+    emb = torch.as_tensor(doc_emb, dtype=torch.float32)
+    n = len(emb)
+    k = min(k, n - 1)
+    out = np.empty((n, k), dtype=np.int64)
+    for start in range(0, n, chunk):
+        scores = emb[start : start + chunk] @ emb.T  # (c, N)
+        rows = torch.arange(start, start + len(scores))
+        scores[torch.arange(len(scores)), rows] = float("-inf")  # not itself
+        out[start : start + len(scores)] = scores.topk(k, dim=1).indices.numpy()
+    return out
+
+
+def neighbour_term(cache: dict, indexer: TreeIndexer, rng, cfg: TrainConfig, device) -> torch.Tensor:
+    """lambda_neighbour's L_neighbour on ``neighbour_anchors`` random corpus documents (see
+    TrainConfig.lambda_neighbour). The neighbour table is built lazily from the cache and lives
+    until the next re-index replaces the cache."""
+    if "doc_knn" not in cache:
+        cache["doc_knn"] = nearest_documents(cache["doc_emb"], cfg.neighbour_k)
+    knn = cache["doc_knn"]  # (N, k)
+    n_docs = len(knn)
+    anchors = rng.choice(n_docs, min(cfg.neighbour_anchors, n_docs), replace=False)
+    partners = knn[anchors, rng.integers(0, knn.shape[1], len(anchors))]
+    emb = torch.from_numpy(cache["doc_emb"][np.concatenate([anchors, partners])]).to(device, torch.float32)
+    tree = indexer(emb)
+    m = len(anchors)
+    half = lambda t: TreeOutput(t.probs[:m], t.frontier[:m], t.path[:m], t.leaf[:m])
+    rest = lambda t: TreeOutput(t.probs[m:], t.frontier[m:], t.path[m:], t.leaf[m:])
+    return neighbour_loss(half(tree), rest(tree), temperature=cfg.neighbour_temperature, layout=cfg.path_layout)
+
+
 def train_step(batch, data, cache, rng, encoder, indexer, cfg, device) -> tuple[dict, np.ndarray]:
     """Forward one batch of pair indices; returns the loss terms and the batch's query rows.
     Lazily refreshes the cache with the batch's fresh embeddings (and leaves)."""
@@ -218,6 +272,9 @@ def train_step(batch, data, cache, rng, encoder, indexer, cfg, device) -> tuple[
         d_tree = indexer(d) if indexer is not None else None
         pos_idx = torch.arange(len(q_rows), device=device)
         terms = ehi_loss(q, d, pos_idx, mask, q_tree, d_tree, **cfg.loss_kwargs())
+    if indexer is not None and cfg.lambda_neighbour > 0:
+        terms["neighbour"] = neighbour_term(cache, indexer, rng, cfg, device)
+        terms["loss"] = terms["loss"] + cfg.lambda_neighbour * terms["neighbour"]
     if cache:
         cache["q_emb"][q_rows] = q.detach().float().cpu().numpy()
         cache["doc_emb"][doc_rows] = d.detach().float().cpu().numpy()
@@ -266,8 +323,8 @@ def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | o
     encoder.max_length = cfg.max_length
     torch.manual_seed(cfg.seed)
     random.seed(cfg.seed)
-    indexer = TreeIndexer(encoder.dim, cfg.height, cfg.branching, cfg.indexer_hidden, cfg.path_layout) \
-        if cfg.use_tree else None
+    indexer = TreeIndexer(encoder.dim, cfg.height, cfg.branching, cfg.indexer_hidden, cfg.path_layout,
+                          per_node=cfg.indexer_per_node) if cfg.use_tree else None
     encoder.to(device)
     indexer = indexer.to(device) if indexer is not None else None
     data = TrainData.from_dataset(dataset, split)
@@ -276,7 +333,7 @@ def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | o
     state = load_checkpoint(out / "checkpoint", encoder, indexer, opt, sched, cfg) if resume else None
     epoch, step, cache, rows = (state["epoch"], state["step"], state["cache"], state["log"]) if state \
         else (0, 0, None, [])
-    need_cache = cfg.n_negatives > 0 or (cfg.use_tree and cfg.diagnostics)
+    need_cache = cfg.n_negatives > 0 or (cfg.use_tree and (cfg.diagnostics or cfg.lambda_neighbour > 0))
     if state is None and indexer is not None and cfg.indexer_init == "data":
         cache = refresh_cache(data, encoder, indexer, cfg)
         indexer.standardize_(cache["doc_emb"])

@@ -143,3 +143,23 @@ def test_save_load_roundtrip(tmp_path):
 def test_bad_shapes_are_rejected(kwargs):
     with pytest.raises(ValueError):
         TreeIndexer(dim=4, **kwargs)
+
+
+def test_per_node_option_starts_as_the_shared_tree_and_gives_each_parent_its_own_split(tmp_path):
+    torch.manual_seed(3)
+    shared = TreeIndexer(dim=4, height=2, branching=3)
+    torch.manual_seed(3)
+    tree = TreeIndexer(dim=4, height=2, branching=3, per_node=True)
+    x = torch.randn(7, 4)
+    torch.testing.assert_close(tree(x).frontier, shared(x).frontier)  # zero residual at init
+    assert "per_node" not in shared.config() and tree.config()["per_node"] is True
+    with torch.no_grad():
+        tree.node_delta[1][2].normal_()  # only parent 2's children move
+    parents = torch.arange(3).repeat(7, 1)
+    diff = tree.level_logits(1, x, parents) - shared.level_logits(1, x, parents)  # (7, 3, B)
+    assert diff[:, :2].abs().max() == 0 and diff[:, 2].abs().max() > 0
+    tree.save(tmp_path)
+    loaded = load_indexer(tmp_path)
+    torch.testing.assert_close(loaded(x).frontier, tree(x).frontier, rtol=0, atol=0)
+    leaves, _ = loaded.beam_search(x, 9)
+    assert leaves.shape == (7, 9)

@@ -11,6 +11,7 @@ from ehi.losses import (
     indexing_loss,
     infonce_loss,
     intra_leaf_loss,
+    neighbour_loss,
     path_cosine,
     triplet_loss,
 )
@@ -135,3 +136,13 @@ def test_ehi_loss_is_the_weighted_sum_and_de_has_only_siamese():
     de = ehi_loss(q, d, pos_idx, MASK, siamese_loss="infonce")
     assert de["indexing"] == 0 and de["intra_leaf"] == 0
     torch.testing.assert_close(de["loss"], de["siamese"])
+
+
+def test_neighbour_loss_is_infonce_over_path_cosine_and_prefers_shared_paths():
+    a, b = _tree_output(5, seed=1), _tree_output(5, seed=2)
+    sim = path_cosine(a, b)
+    want = F.cross_entropy(sim / 0.3, torch.arange(5))
+    torch.testing.assert_close(neighbour_loss(a, b, temperature=0.3), want)
+    # anchors whose partner shares their whole path (identical tree output) score lower
+    same = neighbour_loss(a, _tree_output(5, seed=1), temperature=0.3)
+    assert float(same.detach()) < float(want.detach())

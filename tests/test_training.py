@@ -12,7 +12,7 @@ from ehi.data.dataset import Dataset
 from ehi.encoder import load_encoder
 from ehi.indexer import TreeIndexer, load_indexer
 from ehi.losses import indexing_loss, triplet_loss
-from ehi.training import TrainConfig, TrainData, mine_negatives, negative_mask, train
+from ehi.training import TrainConfig, TrainData, mine_negatives, nearest_documents, negative_mask, train
 
 TOPICS = ["apple banana cherry fruit juice", "engine wheel brake car road", "river lake water rain boat",
           "guitar drum song music band"]
@@ -160,3 +160,22 @@ def test_dual_encoder_baseline_uses_the_same_loop(data, tmp_path):
     assert out["finished"] and (tmp_path / "encoder").is_dir() and not (tmp_path / "indexer.json").exists()
     log = pd.read_parquet(tmp_path / "train_log.parquet")
     assert log.indexing.eq(0).all() and log.intra_leaf.eq(0).all() and log.siamese.gt(0).all()
+
+
+def test_nearest_documents_excludes_self_and_matches_brute_force():
+    emb = np.random.default_rng(0).normal(size=(50, 8)).astype(np.float32)
+    knn = nearest_documents(emb, 5, chunk=7)
+    scores = emb @ emb.T
+    np.fill_diagonal(scores, -np.inf)
+    np.testing.assert_array_equal(np.sort(knn, 1), np.sort(np.argsort(-scores, 1)[:, :5], 1))
+
+
+def test_neighbour_term_and_per_node_indexer_train_and_log(data, tmp_path):
+    cfg = config(epochs=1, lambda_neighbour=0.5, neighbour_k=3, neighbour_anchors=8, indexer_per_node=True)
+    summary = train(data, encoder(), cfg, tmp_path, progress=False)
+    assert summary["finished"] and np.isfinite(summary["last"]["neighbour"])
+    assert summary["last"]["neighbour"] > 0
+    tree = load_indexer(tmp_path)
+    assert tree.per_node and tree.node_delta[1].abs().sum() > 0  # the residuals were trained
+    with pytest.raises(ValueError, match="neighbour_anchors"):
+        TrainConfig(neighbour_anchors=1)
