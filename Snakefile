@@ -36,6 +36,7 @@ include: "workflow/rules/report.smk"
 rule all:
     input:
         rules.tables.output,
+        f"{R}/main/ehi/search_index",
     default_target: True
 
 
@@ -53,6 +54,7 @@ rule main:
     input:
         outputs_of("main"),
         f"{RES}/significance.parquet",
+        f"{R}/main/ehi/search_index",
 
 
 # one target per ablation table: `snakemake --cores 8 ablation_<name>` runs only its variants

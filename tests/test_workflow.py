@@ -101,6 +101,19 @@ def test_end_to_end_writes_results_tables_and_figures(test_run):
     assert "leaf_sizes.png" in figures and "training.png" in figures and any(f.startswith("kmr_") for f in figures)
 
 
+def test_the_trained_index_answers_ehi_search(test_run, capsys):
+    from ehi.cli import main
+
+    index_dir = test_run / "resources" / "test" / "main" / "ehi" / "search_index"
+    main(["search", "--index", str(index_dir), "--query", "a query about anything", "--beam", "2", "-k", "3"])
+    import re
+
+    out = capsys.readouterr().out
+    assert len(set(re.findall(r"\bd\d+\b", out))) == 3  # three ranked synthetic doc ids (d<number>)
+    main(["info", "--index", str(index_dir)])
+    assert "leaves" in capsys.readouterr().out.lower()
+
+
 def test_tables_rerun_from_cached_results_schedules_no_training(test_run, tmp_path):
     """A fresh clone has results/ but no resources/ and no .snakemake/: `tables` must not retrain."""
     import shutil

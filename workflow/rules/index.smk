@@ -22,7 +22,7 @@ rule embed:
     log:
         f"logs/{DS}/{{variant}}/embed_{{model}}.log",
     benchmark:
-        f"benchmarks/{DS}/{{variant}}/embed_{{model}}.tsv"
+        f"{RES}/{{variant}}/benchmarks/embed_{{model}}.tsv"
     threads: workflow.cores
     resources:
         gpu=1,
@@ -45,9 +45,30 @@ rule ehi_index:
     log:
         f"logs/{DS}/{{variant}}/ehi_index.log",
     benchmark:
-        f"benchmarks/{DS}/{{variant}}/ehi_index.tsv"
+        f"{RES}/{{variant}}/benchmarks/ehi_index.tsv"
     threads: 1
     conda:
         ENV
     script:
         "../scripts/ehi_index.py"
+
+
+rule search_index:
+    # What `ehi search --index DIR` and `ehi.load_index(DIR)` read: the tree index, the trained
+    # encoder, document ids and titles, and the training config, in one folder.
+    input:
+        data=DATA_FILES,
+        index=f"{R}/{{variant}}/ehi/index",
+        encoder=f"{R}/{{variant}}/ehi/train/encoder",
+    output:
+        directory(f"{R}/{{variant}}/ehi/search_index"),
+    params:
+        data_dir=data_dir,
+        train=lambda w: train_params(w.variant, "ehi"),
+        version=VERSIONS["index"],
+    log:
+        f"logs/{DS}/{{variant}}/search_index.log",
+    conda:
+        ENV
+    script:
+        "../scripts/search_index.py"

@@ -18,7 +18,7 @@ rule train_ehi:
     log:
         f"logs/{DS}/{{variant}}/train_ehi.log",
     benchmark:
-        f"benchmarks/{DS}/{{variant}}/train_ehi.tsv"
+        f"{RES}/{{variant}}/benchmarks/train_ehi.tsv"
     threads: workflow.cores
     resources:
         gpu=1,
@@ -40,4 +40,4 @@ use rule train_ehi as train_de with:
     log:
         f"logs/{DS}/{{variant}}/train_de.log",
     benchmark:
-        f"benchmarks/{DS}/{{variant}}/train_de.tsv"
+        f"{RES}/{{variant}}/benchmarks/train_de.tsv"
