@@ -119,6 +119,9 @@ def test_tables_rerun_from_cached_results_schedules_no_training(test_run, tmp_pa
     import shutil
 
     shutil.copytree(test_run / "results" / "test", tmp_path / "results" / "test")
+    # a checkout gives every file a fresh mtime in no particular order: upstream files may look newer
+    for i, path in enumerate(sorted((tmp_path / "results").rglob("*"), reverse=True)):
+        os.utime(path, (1_700_000_000 + i, 1_700_000_000 + i))
     proc = snakemake("-n", "tables", "--configfile", TEST_CONFIG, workdir=tmp_path)
     jobs = jobs_of(proc.stdout + proc.stderr)
     assert not jobs & {"train_ehi", "train_de", "embed", "search", "evaluate"}, jobs

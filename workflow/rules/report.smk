@@ -1,15 +1,16 @@
 # Stage 6: tables and figures. These rules read only the small Parquet files under results/, so
 # `snakemake --cores 1 tables` renders everything on a fresh clone without training anything.
 
-VARIANTS = ["main"] + [v for vs in ABLATIONS.values() for v in vs]
+localrules:
+    tables,
 
 
 rule tables:
     input:
-        summaries=[ancient(f"{RES}/{v}/summary.parquet") for v in VARIANTS],
-        significance=ancient(f"{RES}/significance.parquet"),
-        train_logs=[ancient(p) for v in VARIANTS for p in outputs_of(v)[1:]],
-        leaves=[ancient(f"{RES}/{v}/leaves.parquet") for v in VARIANTS if any(s.startswith("ehi+tree") for s in variant_systems(v))],
+        summaries=[cached(f"{RES}/{v}/summary.parquet") for v in VARIANTS],
+        significance=cached(f"{RES}/significance.parquet"),
+        train_logs=[cached(p) for v in VARIANTS for p in outputs_of(v)[1:]],
+        leaves=[cached(f"{RES}/{v}/leaves.parquet") for v in VARIANTS if any(s.startswith("ehi+tree") for s in variant_systems(v))],
     output:
         kmr=report(f"results/tables/{DS}_kmr.md", category="Tables", caption="../report/kmr_table.rst"),
         significance=f"results/tables/{DS}_significance.md",
