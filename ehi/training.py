@@ -473,3 +473,25 @@ def write_log(rows: list[dict], path: Path, cfg: TrainConfig) -> None:
     table = table.replace_schema_metadata({PROVENANCE_KEY: json.dumps(info, sort_keys=True, default=str).encode()})
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp)
+
+
+def set_aside_stale_checkpoint(out_dir: str | os.PathLike, cfg: TrainConfig) -> Path | None:
+    """Rename ``out_dir/checkpoint`` to ``checkpoint.stale-N`` if another config wrote it.
+
+    The workflow reruns training when its config changes; resuming would then fail (rightly: the
+    weights belong to another run). The old checkpoint is kept, not deleted, and the path returned.
+    """
+    path = Path(out_dir) / "checkpoint"
+    state_file = path / "state.json"
+    if not state_file.exists():
+        return None
+    saved = json.loads(state_file.read_text())["config"]
+    diff = sorted(k for k, v in saved.items() if k not in RESUME_IGNORES and getattr(cfg, k, None) != v)
+    if not diff:
+        return None
+    n = 1
+    while (stale := path.with_name(f"checkpoint.stale-{n}")).exists():
+        n += 1
+    os.replace(path, stale)
+    log.warning("checkpoint %s was written with another config (keys %s): moved to %s", path, diff, stale)
+    return stale

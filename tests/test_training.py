@@ -179,3 +179,19 @@ def test_neighbour_term_and_per_node_indexer_train_and_log(data, tmp_path):
     assert tree.per_node and tree.node_delta[1].abs().sum() > 0  # the residuals were trained
     with pytest.raises(ValueError, match="neighbour_anchors"):
         TrainConfig(neighbour_anchors=1)
+
+
+def test_a_checkpoint_of_another_config_is_set_aside_not_resumed(tmp_path):
+    import json
+
+    from ehi.training import TrainConfig, set_aside_stale_checkpoint
+
+    cfg = TrainConfig(epochs=2, height=2, branching=2)
+    ckpt = tmp_path / "checkpoint"
+    ckpt.mkdir()
+    (ckpt / "state.json").write_text(json.dumps({"config": {**cfg.to_dict(), "branching": 4}}))
+    assert set_aside_stale_checkpoint(tmp_path, cfg) == tmp_path / "checkpoint.stale-1"
+    assert not ckpt.exists() and (tmp_path / "checkpoint.stale-1" / "state.json").exists()
+    ckpt.mkdir()
+    (ckpt / "state.json").write_text(json.dumps({"config": cfg.to_dict()}))
+    assert set_aside_stale_checkpoint(tmp_path, cfg) is None and ckpt.exists()  # same config: resume
