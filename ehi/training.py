@@ -15,7 +15,6 @@ same batches; torch's RNG (dropout) travels in the checkpoint.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import math
 import os
@@ -26,10 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 import torch
-from safetensors.torch import load_file, save_file
 from tqdm.auto import tqdm
 
 from ehi.data.dataset import Dataset
@@ -38,7 +34,8 @@ from ehi.diagnostics import tree_diagnostics
 from ehi.encoder import Encoder, pick_device
 from ehi.io import atomic_dir
 from ehi.indexer import PATH_LAYOUTS, TreeIndexer, TreeOutput
-from ehi.io import PROVENANCE_KEY, atomic_path, provenance, write_json
+from ehi.io import write_json
+from ehi.checkpoint import load_checkpoint, save_checkpoint, write_log
 from ehi.losses import SIAMESE_LOSSES, ehi_loss, neighbour_loss
 
 log = logging.getLogger(__name__)
@@ -397,101 +394,3 @@ def run_epoch(epoch, step, data, cache, encoder, indexer, opt, sched, cfg, devic
 
 
 # ---- checkpoints: safetensors for tensors, JSON for the rest; no pickle anywhere ----------------
-# checkpoint/ = encoder/ (HF folder), indexer.{safetensors,json}, trainer_state.safetensors
-# (optimizer moments, RNG states), cache.safetensors (only when the next epoch does not re-index),
-# state.json (epoch, step, config, optimizer/scheduler scalars, python RNG, log rows).
-RESUME_IGNORES = {"device", "encode_batch_size", "diagnostics", "diagnostic_beam"}
-
-
-def save_checkpoint(path, encoder, indexer, opt, sched, cfg, epoch, step, rows, cache) -> None:
-    with atomic_dir(path) as tmp:
-        encoder.save(tmp / "encoder")
-        if indexer is not None:
-            indexer.save(tmp)
-        tensors, opt_meta = {}, {"param_groups": opt.state_dict()["param_groups"], "scalars": {}}
-        for pid, entry in opt.state_dict()["state"].items():
-            for name, value in entry.items():
-                if torch.is_tensor(value):
-                    tensors[f"optimizer.{pid}.{name}"] = value.detach().cpu().contiguous()
-                else:
-                    opt_meta["scalars"][f"{pid}.{name}"] = value
-        tensors["rng.torch"] = torch.get_rng_state()
-        for i, s in enumerate(torch.cuda.get_rng_state_all() if torch.cuda.is_available() else []):
-            tensors[f"rng.cuda.{i}"] = s
-        save_file(tensors, str(tmp / "trainer_state.safetensors"))
-        if cache is not None:
-            save_file({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in cache.items()},
-                      str(tmp / "cache.safetensors"))
-        state = {"epoch": epoch, "step": step, "config": cfg.to_dict(), "optimizer": opt_meta,
-                 "scheduler": sched.state_dict(), "python_random": random.getstate(), "log": rows}
-        (tmp / "state.json").write_text(json.dumps(state, indent=1) + "\n")  # keeps log column order
-
-
-def load_checkpoint(path, encoder, indexer, opt, sched, cfg) -> dict | None:
-    """Restore everything :func:`save_checkpoint` wrote; None when there is no checkpoint."""
-    path = Path(path)
-    if not (path / "state.json").exists():  # a kill between atomic_dir's two renames
-        path = path.parent / f".{path.name}.old"
-        if not (path / "state.json").exists():
-            return None
-    state = json.loads((path / "state.json").read_text())
-    diff = {k: (v, getattr(cfg, k, None)) for k, v in state["config"].items()
-            if k not in RESUME_IGNORES and getattr(cfg, k, None) != v}
-    if diff:
-        raise ValueError(f"checkpoint {path} was written with another config (saved, now): {diff}; "
-                         "use a new output directory or resume=False")
-    weights = {}
-    for f in sorted((path / "encoder").glob("*.safetensors")):
-        weights.update(load_file(str(f)))
-    encoder.model.load_state_dict(weights)
-    if indexer is not None:
-        indexer.load_state_dict(load_file(str(path / "indexer.safetensors")))
-    t = load_file(str(path / "trainer_state.safetensors"))
-    opt_state: dict = {}
-    entries = [(k[len("optimizer."):], v) for k, v in t.items() if k.startswith("optimizer.")]
-    for key, value in entries + list(state["optimizer"]["scalars"].items()):
-        pid, name = key.split(".", 1)
-        opt_state.setdefault(int(pid), {})[name] = value
-    opt.load_state_dict({"state": opt_state, "param_groups": state["optimizer"]["param_groups"]})
-    sched.load_state_dict(state["scheduler"])
-    torch.set_rng_state(t["rng.torch"])
-    if torch.cuda.is_available() and "rng.cuda.0" in t:
-        torch.cuda.set_rng_state_all([t[f"rng.cuda.{i}"] for i in range(torch.cuda.device_count())])
-    version, inner, gauss = state["python_random"]
-    random.setstate((version, tuple(inner), gauss))
-    cache = None
-    if (path / "cache.safetensors").exists():
-        cache = {k: v.numpy().copy() for k, v in load_file(str(path / "cache.safetensors")).items()}
-    log.info("resumed from %s at epoch %d, step %d", path, state["epoch"], state["step"])
-    return {"epoch": state["epoch"], "step": state["step"], "cache": cache, "log": state["log"]}
-
-
-def write_log(rows: list[dict], path: Path, cfg: TrainConfig) -> None:
-    """The per-epoch training log as Parquet, atomically, with provenance in its metadata."""
-    table = pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False)
-    info = provenance(kind="train_log", config=cfg.to_dict())
-    table = table.replace_schema_metadata({PROVENANCE_KEY: json.dumps(info, sort_keys=True, default=str).encode()})
-    with atomic_path(path) as tmp:
-        pq.write_table(table, tmp)
-
-
-def set_aside_stale_checkpoint(out_dir: str | os.PathLike, cfg: TrainConfig) -> Path | None:
-    """Rename ``out_dir/checkpoint`` to ``checkpoint.stale-N`` if another config wrote it.
-
-    The workflow reruns training when its config changes; resuming would then fail (rightly: the
-    weights belong to another run). The old checkpoint is kept, not deleted, and the path returned.
-    """
-    path = Path(out_dir) / "checkpoint"
-    state_file = path / "state.json"
-    if not state_file.exists():
-        return None
-    saved = json.loads(state_file.read_text())["config"]
-    diff = sorted(k for k, v in saved.items() if k not in RESUME_IGNORES and getattr(cfg, k, None) != v)
-    if not diff:
-        return None
-    n = 1
-    while (stale := path.with_name(f"checkpoint.stale-{n}")).exists():
-        n += 1
-    os.replace(path, stale)
-    log.warning("checkpoint %s was written with another config (keys %s): moved to %s", path, diff, stale)
-    return stale

@@ -184,7 +184,8 @@ def test_neighbour_term_and_per_node_indexer_train_and_log(data, tmp_path):
 def test_a_checkpoint_of_another_config_is_set_aside_not_resumed(tmp_path):
     import json
 
-    from ehi.training import TrainConfig, set_aside_stale_checkpoint
+    from ehi.checkpoint import set_aside_stale_checkpoint
+    from ehi.training import TrainConfig
 
     cfg = TrainConfig(epochs=2, height=2, branching=2)
     ckpt = tmp_path / "checkpoint"

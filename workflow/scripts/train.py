@@ -10,7 +10,8 @@ from _common import setup  # noqa: E402
 from ehi.data.dataset import Dataset  # noqa: E402
 from ehi.encoder import load_encoder  # noqa: E402
 from ehi.io import atomic_path  # noqa: E402
-from ehi.training import TrainConfig, set_aside_stale_checkpoint, train  # noqa: E402
+from ehi.checkpoint import set_aside_stale_checkpoint  # noqa: E402
+from ehi.training import TrainConfig, train  # noqa: E402
 
 log = setup(snakemake)  # noqa: F821
 params = snakemake.params  # noqa: F821
