@@ -75,6 +75,14 @@ def test_one_ablation_target_schedules_only_its_variants(tmp_path):
     assert "de/train" not in out  # no baseline training for an EHI ablation
 
 
+def test_data_target_of_the_default_config_writes_its_three_tables(tmp_path):
+    snakemake("data", "--cores", "2", workdir=tmp_path)  # no --configfile: the embedded default
+    for kind in ("corpus", "queries", "qrels"):
+        path = tmp_path / "resources" / "synthetic" / "data" / f"{kind}.parquet"
+        assert pq.read_schema(path).remove_metadata().equals(schema(kind)), kind
+    assert pq.read_metadata(tmp_path / "resources" / "synthetic" / "data" / "corpus.parquet").num_rows == 1500
+
+
 @pytest.fixture(scope="module")
 def test_run(tmp_path_factory):
     """The whole DAG on the test config (tiny random encoder), once for the tests below."""
