@@ -16,11 +16,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 import torch
 from safetensors.torch import load_file, save_file
 
-from ehi.io import PROVENANCE_KEY, atomic_dir, atomic_path, provenance
+from ehi.io import atomic_dir, write_parquet
 
 log = logging.getLogger(__name__)
 
@@ -96,10 +95,7 @@ def load_checkpoint(path, encoder, indexer, opt, sched, cfg) -> dict | None:
 def write_log(rows: list[dict], path: Path, cfg) -> None:
     """The per-epoch training log as Parquet, atomically, with provenance in its metadata."""
     table = pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False)
-    info = provenance(kind="train_log", config=cfg.to_dict())
-    table = table.replace_schema_metadata({PROVENANCE_KEY: json.dumps(info, sort_keys=True, default=str).encode()})
-    with atomic_path(path) as tmp:
-        pq.write_table(table, tmp)
+    write_parquet(table, path, {"kind": "train_log", "config": cfg.to_dict()})
 
 
 def set_aside_stale_checkpoint(out_dir: str | os.PathLike, cfg) -> Path | None:

@@ -119,8 +119,15 @@ def write_table(
     df: pd.DataFrame, kind: str, path: str | os.PathLike, meta: Mapping | None = None, keep_extra: bool = False
 ) -> Path:
     """Write ``df`` as a Parquet table of ``kind`` atomically, with provenance in its metadata."""
-    table = cast_table(df, kind, keep_extra)
-    info = provenance(kind=kind, **(meta or {}))
+    return write_parquet(cast_table(df, kind, keep_extra), path, {"kind": kind, **(meta or {})})
+
+
+def write_parquet(table: pa.Table, path: str | os.PathLike, meta: Mapping | None = None) -> Path:
+    """Write an Arrow table atomically with provenance (plus ``meta``) in its metadata.
+
+    For tables without a fixed schema (e.g. a training log); contract tables use :func:`write_table`.
+    """
+    info = provenance(**(meta or {}))
     table = table.replace_schema_metadata({PROVENANCE_KEY: json.dumps(info, sort_keys=True, default=str).encode()})
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp)

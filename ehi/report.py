@@ -26,7 +26,7 @@ SEARCH_STYLES = {
 }
 
 
-def write_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", floatfmt: str = ".4f") -> list[Path]:
+def render_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", floatfmt: str = ".4f") -> list[Path]:
     """Write ``df`` as ``stem``.md, .tex and .csv (values are rounded here, never at the source)."""
     stem = Path(stem)
     outputs = []

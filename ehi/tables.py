@@ -85,22 +85,22 @@ def build_report(results_dir: str | os.PathLike, dataset: str, variants, ablatio
     summaries = {v: read_table(results / v / "summary.parquet", "summary") for v in variants
                  if (results / v / "summary.parquet").exists()}
     main = summaries["main"]
-    report.write_table(kmr_wide(main, metrics, targets), tables / f"{dataset}_kmr",
+    report.render_table(kmr_wide(main, metrics, targets), tables / f"{dataset}_kmr",
                        caption=f"{dataset}: metric at the largest budget not above each fraction of documents scored")
     for metric in metrics:
         report.plot_kmr(main, metric, figures / f"kmr_{metric.replace('@', '_at_')}.png", title=f"{dataset}: {metric}")
     sig = read_table(results / "significance.parquet")
-    report.write_table(sig, tables / f"{dataset}_significance", caption=f"{dataset}: paired significance tests, Holm-adjusted")
+    report.render_table(sig, tables / f"{dataset}_significance", caption=f"{dataset}: paired significance tests, Holm-adjusted")
     leaves = {v: read_table(results / v / "leaves.parquet", "leaves") for v in variants
               if (results / v / "leaves.parquet").exists()}
-    report.write_table(leaf_balance(leaves), tables / f"{dataset}_leaf_balance", caption=f"{dataset}: documents per leaf")
+    report.render_table(leaf_balance(leaves), tables / f"{dataset}_leaf_balance", caption=f"{dataset}: documents per leaf")
     report.plot_leaf_sizes({v: df["size"].to_numpy() for v, df in leaves.items()}, figures / "leaf_sizes.png")
     abl = ablation_table(summaries, ablations, metrics[:1])
-    report.write_table(abl, tables / f"{dataset}_ablations", caption=f"{dataset}: ablations of EHI")
+    report.render_table(abl, tables / f"{dataset}_ablations", caption=f"{dataset}: ablations of EHI")
     for name in ablations:
         rows = abl[abl.ablation == name]
         report.plot_ablation(rows, rows.columns[2], figures / f"ablation_{name}.png", title=f"{dataset}: ablation {name}")
-    report.write_table(timings_table(results, variants), tables / f"{dataset}_timings", caption=f"{dataset}: wall-clock seconds per stage",
+    report.render_table(timings_table(results, variants), tables / f"{dataset}_timings", caption=f"{dataset}: wall-clock seconds per stage",
                        floatfmt=".1f")
     logs = {p.stem: read_table(p) for p in sorted((results / "main" / "train_log").glob("*.parquet"))}
     report.plot_training(logs, figures / "training.png")
