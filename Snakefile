@@ -18,6 +18,16 @@ validate(config, "workflow/schemas/config.schema.yaml")
 
 
 include: "workflow/rules/common.smk"
+
+
+onstart:
+    # a dataset whose source copy or prepared tables changed since preparation stops the run here,
+    # with the changed file named (ehi/data/manifest.py)
+    from ehi.data.manifest import check_manifest
+
+    check_manifest(DATA_DIR)
+
+
 wildcard_constraints:
     kind="corpus|queries|qrels",
     model="pre|de|ehi",
@@ -31,11 +41,13 @@ include: "workflow/rules/index.smk"
 include: "workflow/rules/search.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/benchmarks.smk"
 
 
 rule all:
     input:
         rules.tables.output,
+        rules.claims.output,
         f"{R}/main/ehi/search_index",
     default_target: True
 

@@ -17,9 +17,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save_file
 
 from ehi.io import atomic_dir, write_parquet
+from ehi.weights import load_weights, read_tensors
 
 log = logging.getLogger(__name__)
 
@@ -60,19 +61,21 @@ def load_checkpoint(path, encoder, indexer, opt, sched, cfg) -> dict | None:
         path = path.parent / f".{path.name}.old"
         if not (path / "state.json").exists():
             return None
-    state = json.loads((path / "state.json").read_text())
+    try:
+        state = json.loads((path / "state.json").read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path / 'state.json'}: corrupted checkpoint state ({e}); delete {path} to "
+                         "restart the run from scratch") from e
     diff = {k: (v, getattr(cfg, k, None)) for k, v in state["config"].items()
             if k not in RESUME_IGNORES and getattr(cfg, k, None) != v}
     if diff:
         raise ValueError(f"checkpoint {path} was written with another config (saved, now): {diff}; "
                          "use a new output directory or resume=False")
-    weights = {}
-    for f in sorted((path / "encoder").glob("*.safetensors")):
-        weights.update(load_file(str(f)))
-    encoder.model.load_state_dict(weights)
+    # checked loads: a truncated file or one of another shape is named, not a stack trace
+    load_weights(encoder.model, *sorted((path / "encoder").glob("*.safetensors")))
     if indexer is not None:
-        indexer.load_state_dict(load_file(str(path / "indexer.safetensors")))
-    t = load_file(str(path / "trainer_state.safetensors"))
+        load_weights(indexer, path / "indexer.safetensors")
+    t = read_tensors(path / "trainer_state.safetensors")
     opt_state: dict = {}
     entries = [(k[len("optimizer."):], v) for k, v in t.items() if k.startswith("optimizer.")]
     for key, value in entries + list(state["optimizer"]["scalars"].items()):
@@ -87,7 +90,7 @@ def load_checkpoint(path, encoder, indexer, opt, sched, cfg) -> dict | None:
     random.setstate((version, tuple(inner), gauss))
     cache = None
     if (path / "cache.safetensors").exists():
-        cache = {k: v.numpy().copy() for k, v in load_file(str(path / "cache.safetensors")).items()}
+        cache = {k: v.numpy().copy() for k, v in read_tensors(path / "cache.safetensors").items()}
     log.info("resumed from %s at epoch %d, step %d", path, state["epoch"], state["step"])
     return {"epoch": state["epoch"], "step": state["step"], "cache": cache, "log": state["log"]}
 

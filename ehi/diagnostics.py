@@ -7,10 +7,14 @@ it inaccurate; the overall loss shows neither.
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import torch
 
 from ehi.indexer import TreeIndexer
+
+log = logging.getLogger(__name__)
 
 
 def gini(sizes: np.ndarray) -> float:
@@ -35,6 +39,34 @@ def leaf_size_stats(doc_leaf: np.ndarray, n_leaves: int) -> dict[str, float]:
         "leaf_empty": int((sizes == 0).sum()),
         "leaf_max_over_mean": float(sizes.max() / mean) if mean > 0 else 0.0,
     }
+
+
+# A tree is "collapsed" when one leaf holds at least this share of the corpus: beam search then
+# scores about as much as exact search and its budget axis means nothing.
+COLLAPSE_SHARE = 0.5
+# The balance bar of the method issue: no leaf over 5x the mean size.
+UNBALANCED_MAX_OVER_MEAN = 5.0
+
+
+def leaf_health(sizes: np.ndarray) -> tuple[str, str]:
+    """Classify a tree by its leaf sizes: ("ok" | "empty leaves" | "unbalanced" | "collapsed", why).
+
+    Worst first: collapse, then imbalance, then empty leaves. The message is meant for logs and
+    captions, so that a degenerate tree is never evaluated without a word said.
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    total, empty = int(sizes.sum()), int((sizes == 0).sum())
+    if total == 0:
+        return "collapsed", "the tree holds no documents"
+    share, over_mean = sizes.max() / total, sizes.max() / sizes.mean()
+    if share >= COLLAPSE_SHARE:
+        return "collapsed", (f"leaf collapse: one leaf holds {share:.0%} of the {total} documents "
+                             f"({empty} of {len(sizes)} leaves empty)")
+    if over_mean > UNBALANCED_MAX_OVER_MEAN:
+        return "unbalanced", f"the largest leaf is {over_mean:.1f}x the mean size ({empty} empty leaves)"
+    if empty:
+        return "empty leaves", f"{empty} of {len(sizes)} leaves are empty"
+    return "ok", f"balanced: largest leaf {over_mean:.1f}x the mean, no empty leaf"
 
 
 def routing_recall(indexer: TreeIndexer, q_emb, pair_query: np.ndarray, pair_doc: np.ndarray,
@@ -70,6 +102,9 @@ def tree_diagnostics(indexer: TreeIndexer, doc_leaf, q_emb, pair_query, pair_doc
                      beam: int | None = None) -> dict[str, float]:
     """Leaf-size statistics and routing recall together, as one row of the training log."""
     beam = beam or default_beam(indexer.n_leaves)
+    status, why = leaf_health(np.bincount(np.asarray(doc_leaf, dtype=np.int64), minlength=indexer.n_leaves))
+    if status != "ok":  # the epoch log keeps the numbers; say it in words where people look
+        log.warning("tree after this epoch: %s", why)
     return {
         **leaf_size_stats(doc_leaf, indexer.n_leaves),
         **routing_recall(indexer, q_emb, pair_query, pair_doc, doc_leaf, beam),

@@ -16,12 +16,20 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save_file
 
 from ehi.io import atomic_dir  # noqa: F401  (re-exported for older imports)
 from ehi.indexer import TreeIndexer, load_indexer
+from ehi.weights import read_tensors
 
 FORMAT_VERSION = 1
+
+
+def check_leaves_fit(n_leaves: int, n_docs: int, height: int, branching: int) -> None:
+    """A tree with more leaves than documents must leave leaves empty: refuse it up front."""
+    if n_leaves > n_docs:
+        raise ValueError(f"tree height={height}, branching={branching} has {n_leaves} leaves but the corpus "
+                         f"has only {n_docs} documents; lower train.height or train.branching")
 
 
 class EHIIndex:
@@ -37,6 +45,7 @@ class EHIIndex:
     def build(cls, doc_emb: np.ndarray, indexer: TreeIndexer, batch_size: int = 4096) -> "EHIIndex":
         """Assign each document (N, d) to its argmax leaf and group the documents by leaf."""
         doc_emb = np.asarray(doc_emb, dtype=np.float32)
+        check_leaves_fit(indexer.n_leaves, len(doc_emb), indexer.height, indexer.branching)
         leaf = indexer.assign_leaves(doc_emb, batch_size)  # (N,)
         perm = np.argsort(leaf, kind="stable")
         offsets = np.concatenate([[0], np.cumsum(np.bincount(leaf, minlength=indexer.n_leaves))])
@@ -133,5 +142,5 @@ class EHIIndex:
         meta = json.loads((src / "index.json").read_text())
         if meta.get("format_version") != FORMAT_VERSION:
             raise ValueError(f"{src}: index format {meta.get('format_version')}, expected {FORMAT_VERSION}")
-        t = load_file(str(src / "index.safetensors"))
+        t = read_tensors(src / "index.safetensors")
         return cls(load_indexer(src), t["doc_emb"].numpy(), t["offsets"].numpy(), t["perm"].numpy())

@@ -20,10 +20,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save_file
 from torch import nn
 
 from ehi.io import atomic_path
+from ehi.weights import load_weights
 
 PATH_LAYOUTS = ("node", "frontier")
 # Default "node": two items routed into different subtrees never match at a deeper level by
@@ -190,5 +191,5 @@ def load_indexer(in_dir: str | os.PathLike, device: str | torch.device = "cpu") 
     """Rebuild a :class:`TreeIndexer` from ``indexer.json`` + ``indexer.safetensors`` (no pickle)."""
     src = Path(in_dir)
     indexer = TreeIndexer(**json.loads((src / "indexer.json").read_text()))
-    indexer.load_state_dict(load_file(str(src / "indexer.safetensors")))
+    load_weights(indexer, src / "indexer.safetensors")  # names a truncated file or a shape mismatch
     return indexer.to(device)

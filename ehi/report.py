@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ehi.diagnostics import leaf_health  # noqa: E402
 from ehi.io import atomic_path  # noqa: E402
 
 # one colour per encoder, one line style per search method, so the KMR plot reads as a grid
@@ -79,7 +80,10 @@ def plot_leaf_sizes(sizes_by_model: dict[str, np.ndarray], path: str | os.PathLi
         sizes = np.asarray(sizes)
         ax.hist(sizes, bins=min(40, max(len(sizes) // 2, 5)), color="tab:red", alpha=0.8)
         ax.axvline(sizes.mean(), color="k", linestyle="--", label=f"mean {sizes.mean():.1f}")
-        ax.set_title(f"{name}: {len(sizes)} leaves, {int((sizes == 0).sum())} empty", fontsize=9)
+        status = leaf_health(sizes)[0]
+        ax.set_title(f"{name}: {len(sizes)} leaves, {int((sizes == 0).sum())} empty"
+                     + ("" if status == "ok" else f"\n{status.upper()}"), fontsize=9,
+                     color="black" if status == "ok" else "tab:red")
         ax.set_xlabel("documents in leaf")
         ax.set_ylabel("leaves")
         ax.legend(fontsize=8)

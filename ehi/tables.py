@@ -6,6 +6,7 @@ Layout read here (written by the workflow): ``<variant>/summary.parquet``, ``<va
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -13,9 +14,11 @@ import numpy as np
 import pandas as pd
 
 from ehi import report
-from ehi.diagnostics import gini
+from ehi.diagnostics import gini, leaf_health
 from ehi.evaluate import kmr_table
 from ehi.io import read_table
+
+log = logging.getLogger(__name__)
 
 ABLATION_BUDGET = 0.1  # ablations compare EHI's tree at this fraction of documents scored
 
@@ -42,8 +45,19 @@ def leaf_balance(leaves: dict[str, pd.DataFrame]) -> pd.DataFrame:
         sizes = df["size"].to_numpy()
         rows.append({"variant": variant, "leaves": len(sizes), "empty": int((sizes == 0).sum()),
                      "min": int(sizes.min()), "median": float(np.median(sizes)), "max": int(sizes.max()),
-                     "max/mean": float(sizes.max() / sizes.mean()), "gini": float(gini(sizes))})
+                     "max/mean": float(sizes.max() / sizes.mean()), "gini": float(gini(sizes)),
+                     "status": leaf_health(sizes)[0]})
     return pd.DataFrame(rows)
+
+
+def tree_warnings(leaves: dict[str, pd.DataFrame]) -> list[str]:
+    """One line per variant whose tree is collapsed, unbalanced or has empty leaves."""
+    out = []
+    for variant, df in leaves.items():
+        status, why = leaf_health(df["size"].to_numpy())
+        if status != "ok":
+            out.append(f"WARNING: the EHI tree of variant {variant!r} is {status}: {why}")
+    return out
 
 
 def ablation_table(summaries: dict[str, pd.DataFrame], ablations: dict[str, list[str]], metrics) -> pd.DataFrame:
@@ -85,15 +99,20 @@ def build_report(results_dir: str | os.PathLike, dataset: str, variants, ablatio
     summaries = {v: read_table(results / v / "summary.parquet", "summary") for v in variants
                  if (results / v / "summary.parquet").exists()}
     main = summaries["main"]
+    leaves = {v: read_table(results / v / "leaves.parquet", "leaves") for v in variants
+              if (results / v / "leaves.parquet").exists()}
+    warnings = tree_warnings(leaves)  # a degenerate tree is flagged wherever its numbers appear
+    for line in warnings:
+        log.warning(line)
     report.render_table(kmr_wide(main, metrics, targets), tables / f"{dataset}_kmr",
-                       caption=f"{dataset}: metric at the largest budget not above each fraction of documents scored")
+                       caption=" ".join([f"{dataset}: metric at the largest budget not above each fraction of "
+                                         "documents scored.", *[w for w in warnings if "'main'" in w]]))
     for metric in metrics:
         report.plot_kmr(main, metric, figures / f"kmr_{metric.replace('@', '_at_')}.png", title=f"{dataset}: {metric}")
     sig = read_table(results / "significance.parquet")
     report.render_table(sig, tables / f"{dataset}_significance", caption=f"{dataset}: paired significance tests, Holm-adjusted")
-    leaves = {v: read_table(results / v / "leaves.parquet", "leaves") for v in variants
-              if (results / v / "leaves.parquet").exists()}
-    report.render_table(leaf_balance(leaves), tables / f"{dataset}_leaf_balance", caption=f"{dataset}: documents per leaf")
+    report.render_table(leaf_balance(leaves), tables / f"{dataset}_leaf_balance",
+                       caption=" ".join([f"{dataset}: documents per leaf.", *warnings]))
     report.plot_leaf_sizes({v: df["size"].to_numpy() for v, df in leaves.items()}, figures / "leaf_sizes.png")
     abl = ablation_table(summaries, ablations, metrics[:1])
     report.render_table(abl, tables / f"{dataset}_ablations", caption=f"{dataset}: ablations of EHI")
@@ -103,4 +122,5 @@ def build_report(results_dir: str | os.PathLike, dataset: str, variants, ablatio
     report.render_table(timings_table(results, variants), tables / f"{dataset}_timings", caption=f"{dataset}: wall-clock seconds per stage",
                        floatfmt=".1f")
     logs = {p.stem: read_table(p) for p in sorted((results / "main" / "train_log").glob("*.parquet"))}
-    report.plot_training(logs, figures / "training.png")
+    if logs:  # results copied without their training logs still render everything else
+        report.plot_training(logs, figures / "training.png")

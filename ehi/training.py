@@ -10,6 +10,10 @@ the documents each batch saw. A checkpoint (layout below) is written after every
 Determinism: the epoch order comes from ``default_rng([seed, epoch])`` and each batch's sampling
 from ``default_rng([seed, epoch, batch])``, so a run resumed at an epoch boundary replays the very
 same batches; torch's RNG (dropout) travels in the checkpoint.
+
+Several processes (``torchrun``, :mod:`ehi.distributed`): each rank encodes its share of every
+global batch and of every corpus re-embedding; the shares are gathered so that every rank computes
+the single-process loss and cache. Without torchrun (or with one process) none of that runs.
 """
 
 from __future__ import annotations
@@ -30,9 +34,11 @@ from tqdm.auto import tqdm
 
 from ehi.data.dataset import Dataset
 from ehi.data.dataset import doc_texts as corpus_texts
+from ehi import distributed
 from ehi.diagnostics import tree_diagnostics
 from ehi.encoder import Encoder, pick_device
 from ehi.io import atomic_dir
+from ehi.index import check_leaves_fit
 from ehi.indexer import PATH_LAYOUTS, TreeIndexer, TreeOutput
 from ehi.io import write_json
 from ehi.checkpoint import load_checkpoint, save_checkpoint, write_log
@@ -170,11 +176,28 @@ class TrainData:
 
 def refresh_cache(data: TrainData, encoder: Encoder, indexer: TreeIndexer | None, cfg: TrainConfig) -> dict:
     """Re-embed corpus and queries and reassign leaves: what the negative miners read."""
+    ctx = distributed.context()
+    if ctx.active:
+        return _refresh_cache_sharded(data, encoder, indexer, cfg, ctx)
     doc_emb = encoder.encode(data.doc_texts, cfg.encode_batch_size)  # (N, d)
     cache = {"doc_emb": doc_emb, "q_emb": encoder.encode(data.query_texts, cfg.encode_batch_size)}
     if indexer is not None:
         cache["doc_leaf"] = indexer.assign_leaves(doc_emb)  # (N,)
     return cache
+
+
+def _refresh_cache_sharded(data, encoder, indexer, cfg, ctx) -> dict:
+    """refresh_cache over W ranks: each encodes (and routes) its contiguous shard; all gather."""
+    device = encoder.device
+    cache = {}
+    for key, texts in (("doc_emb", data.doc_texts), ("q_emb", data.query_texts)):
+        a, b = distributed.shard_bounds(len(texts), ctx)
+        local = encoder.encode(texts[a:b], cfg.encode_batch_size)  # (n_r, d)
+        if key == "doc_emb" and indexer is not None:
+            leaf = indexer.assign_leaves(local) if len(local) else np.empty(0, np.int64)
+            cache["doc_leaf"] = distributed.gather_array(leaf, len(texts), ctx, device)
+        cache[key] = distributed.gather_array(local, len(texts), ctx, device)
+    return {k: cache[k] for k in ("doc_emb", "q_emb", "doc_leaf") if k in cache}
 
 
 def mine_negatives(data: TrainData, cache: dict, q_rows, pos_rows, k: int, rng, cfg: TrainConfig) -> np.ndarray:
@@ -240,37 +263,52 @@ def neighbour_term(cache: dict, indexer: TreeIndexer, rng, cfg: TrainConfig, dev
     """lambda_neighbour's L_neighbour on ``neighbour_anchors`` random corpus documents (see
     TrainConfig.lambda_neighbour). The neighbour table is built lazily from the cache and lives
     until the next re-index replaces the cache."""
+    return neighbour_pair_loss(indexer(neighbour_pairs(cache, rng, cfg, device)), cfg)
+
+
+def neighbour_pairs(cache: dict, rng, cfg: TrainConfig, device) -> torch.Tensor:
+    """The cached embeddings of m random anchors, then of one nearest neighbour of each -> (2m, d)."""
     if "doc_knn" not in cache:
         cache["doc_knn"] = nearest_documents(cache["doc_emb"], cfg.neighbour_k)
     knn = cache["doc_knn"]  # (N, k)
     n_docs = len(knn)
     anchors = rng.choice(n_docs, min(cfg.neighbour_anchors, n_docs), replace=False)
     partners = knn[anchors, rng.integers(0, knn.shape[1], len(anchors))]
-    emb = torch.from_numpy(cache["doc_emb"][np.concatenate([anchors, partners])]).to(device, torch.float32)
-    tree = indexer(emb)
-    m = len(anchors)
+    return torch.from_numpy(cache["doc_emb"][np.concatenate([anchors, partners])]).to(device, torch.float32)
+
+
+def neighbour_pair_loss(tree: TreeOutput, cfg: TrainConfig) -> torch.Tensor:
+    """L_neighbour on the tree of :func:`neighbour_pairs`' (2m, d) rows."""
+    m = len(tree.leaf) // 2
     half = lambda t: TreeOutput(t.probs[:m], t.frontier[:m], t.path[:m], t.leaf[:m])
     rest = lambda t: TreeOutput(t.probs[m:], t.frontier[m:], t.path[m:], t.leaf[m:])
     return neighbour_loss(half(tree), rest(tree), temperature=cfg.neighbour_temperature, layout=cfg.path_layout)
 
 
-def train_step(batch, data, cache, rng, encoder, indexer, cfg, device) -> tuple[dict, np.ndarray]:
+def train_step(batch, data, cache, rng, encoder, indexer, cfg, device, towers=None) -> tuple[dict, np.ndarray]:
     """Forward one batch of pair indices; returns the loss terms and the batch's query rows.
-    Lazily refreshes the cache with the batch's fresh embeddings (and leaves)."""
+    Lazily refreshes the cache with the batch's fresh embeddings (and leaves). ``towers``: the
+    DistributedDataParallel module of a multi-process run (None in one process)."""
     q_rows, pos_rows = data.pair_q[batch], data.pair_d[batch]
     negs = mine_negatives(data, cache, q_rows, pos_rows, cfg.n_negatives, rng, cfg)  # (n, k)
     doc_rows = np.concatenate([pos_rows, negs.ravel()])  # (m,) positives first
     mask = negative_mask(data, q_rows, doc_rows, cfg.n_negatives, cfg.in_batch_negatives).to(device)
     amp = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else contextlib.nullcontext()
+    neighbour = indexer is not None and cfg.lambda_neighbour > 0
     with amp:
-        q = encoder([data.query_texts[i] for i in q_rows])  # (n, d)
-        d = encoder([data.doc_texts[i] for i in doc_rows])  # (m, d)
-        q_tree = indexer(q) if indexer is not None else None
-        d_tree = indexer(d) if indexer is not None else None
+        if towers is None:
+            q = encoder([data.query_texts[i] for i in q_rows])  # (n, d)
+            d = encoder([data.doc_texts[i] for i in doc_rows])  # (m, d)
+            q_tree = indexer(q) if indexer is not None else None
+            d_tree = indexer(d) if indexer is not None else None
+        else:
+            pairs = neighbour_pairs(cache, rng, cfg, device) if neighbour else None
+            q, d, q_tree, d_tree, pair_tree = _sharded_forward(towers, data, q_rows, doc_rows, pairs, cfg)
         pos_idx = torch.arange(len(q_rows), device=device)
         terms = ehi_loss(q, d, pos_idx, mask, q_tree, d_tree, **cfg.loss_kwargs())
-    if indexer is not None and cfg.lambda_neighbour > 0:
-        terms["neighbour"] = neighbour_term(cache, indexer, rng, cfg, device)
+    if neighbour:
+        terms["neighbour"] = (neighbour_term(cache, indexer, rng, cfg, device) if towers is None
+                              else neighbour_pair_loss(pair_tree, cfg))
         terms["loss"] = terms["loss"] + cfg.lambda_neighbour * terms["neighbour"]
     if cache:
         cache["q_emb"][q_rows] = q.detach().float().cpu().numpy()
@@ -278,6 +316,24 @@ def train_step(batch, data, cache, rng, encoder, indexer, cfg, device) -> tuple[
         if d_tree is not None:
             cache["doc_leaf"][doc_rows] = d_tree.leaf.cpu().numpy()
     return terms, q_rows
+
+
+def _sharded_forward(towers, data, q_rows, doc_rows, pairs, cfg):
+    """The multi-process forward: this rank encodes its contiguous share of the batch's queries and
+    documents; the shares are gathered with gradient into the global (n, d) and (m, d) batch, and
+    the trees likewise (see ehi.distributed for why that gives the single-process gradient)."""
+    ctx = distributed.context()
+    (qa, qb), (da, db) = distributed.shard_bounds(len(q_rows), ctx), distributed.shard_bounds(len(doc_rows), ctx)
+    # an empty share encodes a stand-in text and keeps none of it (every rank must run DDP's forward)
+    q_texts = [data.query_texts[i] for i in q_rows[qa:qb]] or [data.query_texts[q_rows[0]]]
+    d_texts = [data.doc_texts[i] for i in doc_rows[da:db]] or [data.doc_texts[doc_rows[0]]]
+    tree_grad = cfg.use_tree and cfg.lambda_indexing > 0  # else the trees only give leaves
+    q, d, q_tree, d_tree, pair_tree = towers(q_texts, d_texts, qb - qa, db - da, tree_grad, pairs)
+    q, d = distributed.gather_rows(q, len(q_rows), ctx), distributed.gather_rows(d, len(doc_rows), ctx)
+    if q_tree is not None:
+        q_tree = distributed.gather_tree(q_tree, len(q_rows), ctx)
+        d_tree = distributed.gather_tree(d_tree, len(doc_rows), ctx)
+    return q, d, q_tree, d_tree, pair_tree
 
 
 def make_optimizer(encoder, indexer, cfg: TrainConfig, total_steps: int):
@@ -315,8 +371,12 @@ def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | o
 
     ``stop_after_epoch`` ends this call after that many epochs without changing the schedule (for
     time-sliced jobs; a later call with ``resume=True`` continues). Returns a summary dict.
+
+    Under ``torchrun`` with several processes every rank calls this with the same arguments; they
+    share the work of each step and of each re-embedding, and rank 0 alone writes (ehi.distributed).
     """
-    out, device = Path(out_dir), pick_device(cfg.device)
+    ctx = distributed.init_from_env(cfg.device)
+    out, device = Path(out_dir), distributed.rank_device(pick_device(cfg.device), ctx)
     encoder.max_length = cfg.max_length
     torch.manual_seed(cfg.seed)
     random.seed(cfg.seed)
@@ -325,6 +385,8 @@ def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | o
     encoder.to(device)
     indexer = indexer.to(device) if indexer is not None else None
     data = TrainData.from_dataset(dataset, split)
+    if cfg.use_tree:
+        check_leaves_fit(cfg.branching ** cfg.height, len(data.doc_texts), cfg.height, cfg.branching)
     n_batches = math.ceil(len(data.pair_q) / cfg.batch_size)
     opt, sched = make_optimizer(encoder, indexer, cfg, cfg.epochs * n_batches)
     state = load_checkpoint(out / "checkpoint", encoder, indexer, opt, sched, cfg) if resume else None
@@ -336,10 +398,15 @@ def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | o
         indexer.standardize_(cache["doc_emb"])
         cache["doc_leaf"] = indexer.assign_leaves(cache["doc_emb"])
     stop = cfg.epochs if stop_after_epoch is None else min(cfg.epochs, stop_after_epoch)
+    tree_used = cfg.use_tree and (cfg.lambda_indexing > 0 or cfg.lambda_neighbour > 0)
+    towers = distributed.wrap(encoder, indexer, device, tree_used) if ctx.active else None
     while epoch < stop:
         if need_cache and cache is None:
             cache = refresh_cache(data, encoder, indexer, cfg)
-        row = run_epoch(epoch, step, data, cache, encoder, indexer, opt, sched, cfg, device, progress)
+        if ctx.active:  # each rank its own dropout masks, replayable from (seed, epoch, rank)
+            torch.manual_seed(distributed.rank_seed(cfg.seed, epoch, ctx.rank))
+        row = run_epoch(epoch, step, data, cache, encoder, indexer, opt, sched, cfg, device,
+                        progress and ctx.is_main, towers)
         epoch, step = epoch + 1, row["step"]
         # A fresh re-embedding at every epoch end feeds the diagnostics and, on re-indexing epochs,
         # becomes the next epoch's cache; in between, the lazily updated cache carries on.
@@ -350,22 +417,27 @@ def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | o
         keep_cache = epoch % cfg.reindex_every != 0  # the next epoch reuses the lazy cache
         cache = cache if keep_cache else fresh
         rows.append(row)
-        write_log(rows, out / "train_log.parquet", cfg)
-        save_checkpoint(out / "checkpoint", encoder, indexer, opt, sched, cfg, epoch, step, rows,
-                        cache if keep_cache else None)
-    if epoch >= cfg.epochs:
+        if ctx.is_main:
+            write_log(rows, out / "train_log.parquet", cfg)
+            save_checkpoint(out / "checkpoint", encoder, indexer, opt, sched, cfg, epoch, step, rows,
+                            cache if keep_cache else None)
+        ctx.barrier()
+    if epoch >= cfg.epochs and ctx.is_main:
         with atomic_dir(out / "encoder") as tmp:
             encoder.save(tmp)
         if indexer is not None:
             indexer.save(out)
     summary = {"epochs_done": epoch, "steps": step, "finished": epoch >= cfg.epochs,
                "last": rows[-1] if rows else {}, "config": cfg.to_dict()}
-    write_json(summary, out / "train_summary.json")
+    if ctx.is_main:
+        write_json(summary, out / "train_summary.json")
+    ctx.barrier()
     return summary
 
 
-def run_epoch(epoch, step, data, cache, encoder, indexer, opt, sched, cfg, device, progress) -> dict:
-    """One pass over the pairs; returns the epoch's log row (mean of each loss term)."""
+def run_epoch(epoch, step, data, cache, encoder, indexer, opt, sched, cfg, device, progress, towers=None) -> dict:
+    """One pass over the pairs; returns the epoch's log row (mean of each loss term). ``towers``:
+    see train_step; DDP averages the gradients during ``backward``."""
     encoder.train()
     order = np.random.default_rng([cfg.seed, epoch]).permutation(len(data.pair_q))
     params = [p for group in opt.param_groups for p in group["params"]]
@@ -375,7 +447,7 @@ def run_epoch(epoch, step, data, cache, encoder, indexer, opt, sched, cfg, devic
     for b in bar:
         rng = np.random.default_rng([cfg.seed, epoch, b])
         batch = order[b * cfg.batch_size : (b + 1) * cfg.batch_size]
-        terms, q_rows = train_step(batch, data, cache, rng, encoder, indexer, cfg, device)
+        terms, q_rows = train_step(batch, data, cache, rng, encoder, indexer, cfg, device, towers)
         _check_finite(terms, step, epoch, b, [data.query_ids[i] for i in q_rows])
         opt.zero_grad(set_to_none=True)
         terms["loss"].backward()

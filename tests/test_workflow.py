@@ -133,3 +133,67 @@ def test_tables_rerun_from_cached_results_schedules_no_training(test_run, tmp_pa
     proc = snakemake("-n", "tables", "--configfile", TEST_CONFIG, workdir=tmp_path)
     jobs = jobs_of(proc.stdout + proc.stderr)
     assert not jobs & {"train_ehi", "train_de", "embed", "search", "evaluate"}, jobs
+
+
+def _result_tables(workdir: Path) -> dict[str, pd.DataFrame]:
+    """Every Parquet result of the main variant, minus the columns that time things."""
+    root = workdir / "results" / "test" / "main"
+    paths = sorted(root.rglob("*.parquet")) + sorted((workdir / "resources" / "test" / "main" / "runs").glob("*.parquet"))
+    timing = {"qps", "seconds", "items_per_second", "threads"}
+    out = {}
+    for p in paths:
+        if "timings" in p.parts or "qps" in p.parts:
+            continue  # wall-clock measurements, not results
+        df = pd.read_parquet(p)
+        out[str(p.relative_to(workdir))] = df.drop(columns=[c for c in df.columns if c in timing])
+    return out
+
+
+def _assert_same_results(a: Path, b: Path) -> None:
+    ta, tb = _result_tables(a), _result_tables(b)
+    assert ta.keys() == tb.keys() and len(ta) > 10, sorted(set(ta) ^ set(tb))
+    for name in ta:
+        pd.testing.assert_frame_equal(ta[name], tb[name], check_exact=True, obj=name)
+
+
+def test_determinism_same_config_and_seed_give_identical_parquet(test_run, tmp_path):
+    """The test config's main results, run a second time in a fresh directory, are bit-identical."""
+    snakemake("main", "--cores", "2", "--configfile", TEST_CONFIG, workdir=tmp_path)
+    _assert_same_results(test_run, tmp_path)
+
+
+def test_kill_mid_run_then_rerun_resumes_and_matches_an_uninterrupted_run(test_run, tmp_path):
+    """SIGKILL the whole Snakemake process group once EHI's first epoch is checkpointed (training,
+    or an encoding or search job running beside it, is cut mid-way); the rerun must finish and give
+    the uninterrupted run's numbers."""
+    import signal
+    import time
+
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    cmd = [*SNAKEMAKE, "--directory", str(tmp_path), "main", "--cores", "2", "--configfile", TEST_CONFIG]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+    marker = tmp_path / "resources" / "test" / "main" / "ehi" / "train" / "checkpoint" / "state.json"
+    deadline = time.time() + 600
+    while not marker.exists() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert marker.exists(), "the run ended before EHI's first checkpoint"
+    assert not (tmp_path / "results" / "test" / "significance.parquet").exists()  # really cut short
+    # what a user does after a kill: release Snakemake's lock, rerun (incomplete outputs are redone)
+    snakemake("--unlock", "--cores", "2", "--configfile", TEST_CONFIG, workdir=tmp_path)
+    proc = snakemake("main", "--cores", "2", "--rerun-incomplete", "--configfile", TEST_CONFIG, workdir=tmp_path)
+    assert "resumed from" in (tmp_path / "logs" / "test" / "main" / "train_ehi.log").read_text() or \
+        "Incomplete" in proc.stdout + proc.stderr or "incomplete" in proc.stdout + proc.stderr
+    _assert_same_results(test_run, tmp_path)
+
+
+def test_manifest_changed_prepared_data_stops_the_next_run_before_any_job(tmp_path):
+    snakemake("data", "--cores", "1", "--configfile", TEST_CONFIG, workdir=tmp_path)
+    data = tmp_path / "resources" / "test" / "data"
+    assert (data / "manifest.json").exists()
+    (data / "qrels.parquet").write_bytes((data / "qrels.parquet").read_bytes() + b"\0")  # a changed copy
+    proc = snakemake("train_all", "--cores", "1", "--configfile", TEST_CONFIG, workdir=tmp_path, check=False)
+    assert proc.returncode != 0
+    assert "changed since it was prepared" in proc.stderr and "qrels.parquet" in proc.stderr
+    assert not (tmp_path / "resources" / "test" / "main").exists()  # no job ran

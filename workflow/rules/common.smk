@@ -98,10 +98,11 @@ def requested_targets():
 
 
 VARIANTS = ["main"] + [v for vs in ABLATIONS.values() for v in vs]
-# `snakemake tables` alone, where cached results exist, re-renders from them as they are: its
+# `snakemake tables` (and/or `claims`) alone, where cached results exist, re-renders from them as they are: its
 # inputs are then given as absolute paths, which no rule's output matches, so nothing upstream
 # (whose heavy inputs a fresh clone lacks) is scheduled. Otherwise the report waits for the pipeline.
-REPORT_ONLY = requested_targets() == ["tables"] and os.path.exists(f"{RES}/significance.parquet")
+_TARGETS = set(requested_targets())
+REPORT_ONLY = bool(_TARGETS) and _TARGETS <= {"tables", "claims"} and os.path.exists(f"{RES}/significance.parquet")
 
 
 def cached(path):

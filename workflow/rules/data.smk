@@ -7,6 +7,7 @@ rule prepare_data:
         corpus=f"{DATA_DIR}/corpus.parquet",
         queries=f"{DATA_DIR}/queries.parquet",
         qrels=f"{DATA_DIR}/qrels.parquet",
+        manifest=f"{DATA_DIR}/manifest.json",
     params:
         dataset=config["dataset"],
         version=VERSIONS["data"],

@@ -3,6 +3,7 @@
 
 localrules:
     tables,
+    claims,
 
 
 rule tables:
@@ -32,3 +33,19 @@ rule tables:
         ENV
     script:
         "../scripts/tables.py"
+
+
+rule claims:
+    """The paper's claims (config/claims.yaml) checked against the cached significance table."""
+    input:
+        significance=cached(f"{RES}/significance.parquet"),
+        claims=os.path.join(workflow.basedir, "config", "claims.yaml"),
+    output:
+        md=f"results/tables/{DS}_claims.md",
+        csv=f"results/tables/{DS}_claims.csv",
+    log:
+        f"logs/{DS}/claims.log",
+    conda:
+        ENV
+    script:
+        "../scripts/claims.py"

@@ -1,6 +1,19 @@
 # Stage 2: train EHI (encoder + tree, jointly) and the dual-encoder baseline with one loop.
 # Checkpoints live in train/checkpoint/, which is not a declared output: Snakemake never deletes
 # it, so a killed job resumes from its last epoch when rerun.
+#
+# A job asks for max(1, resources.gpus_per_train) GPUs (config; a profile may override with
+# set-resources: train_ehi: gpu: N). With one, the script runs as one process; with N > 1 it runs
+# under torchrun with N processes (ehi.distributed: data-parallel, same result as one process).
+import shlex
+import sys
+
+from snakemake.settings.types import DeploymentMethod
+
+# The job's interpreter (the conda environment's under --software-deployment-method conda) and the
+# rule's script; both enter the command below as text (an f-string), like any literal in it.
+PYTHON = "python" if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method else shlex.quote(sys.executable)
+TRAIN_SCRIPT = shlex.quote(os.path.join(workflow.basedir, "workflow", "scripts", "train.py"))
 
 
 rule train_ehi:
@@ -21,11 +34,16 @@ rule train_ehi:
         f"{RES}/{{variant}}/benchmarks/train_ehi.tsv"
     threads: workflow.cores
     resources:
-        gpu=1,
+        gpu=max(1, config["resources"]["gpus_per_train"]),
     conda:
         ENV
-    script:
-        "../scripts/train.py"
+    shell:
+        f"if [ {{resources.gpu}} -gt 1 ];"
+        f" then launch='{PYTHON} -m torch.distributed.run --standalone --nproc_per_node {{resources.gpu}}';"
+        f" else launch={PYTHON}; fi;"
+        f" $launch {TRAIN_SCRIPT} --data-dir {{params.data_dir:q}} --encoder {{params.encoder:q}}"
+        " --train {params.train:q} --out-dir $(dirname {output.encoder:q})"
+        " --log-table {output.log_table:q} --threads {threads} > {log:q} 2>&1"
 
 
 use rule train_ehi as train_de with:

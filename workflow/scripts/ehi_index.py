@@ -8,6 +8,7 @@ from _common import setup  # noqa: E402
 
 import pandas as pd  # noqa: E402
 
+from ehi.diagnostics import leaf_health  # noqa: E402
 from ehi.embed import load_array  # noqa: E402
 from ehi.index import EHIIndex  # noqa: E402
 from ehi.indexer import load_indexer  # noqa: E402
@@ -18,7 +19,10 @@ inp, out = snakemake.input, snakemake.output  # noqa: F821
 index = EHIIndex.build(load_array(inp.corpus), load_indexer(Path(inp.indexer).parent))
 index.save(out.index)
 sizes = index.leaf_sizes
-log.info("leaves: %d, empty %d, largest %d (mean %.1f)", len(sizes), (sizes == 0).sum(), sizes.max(), sizes.mean())
+status, why = leaf_health(sizes)
+# a degenerate tree is still indexed and evaluated (its curve is a result), but never silently:
+# the warning goes to the log here and into the leaf-balance table and figure of the report
+(log.info if status == "ok" else log.warning)("leaves: %d, %s", len(sizes), why)
 leaves = pd.DataFrame({"dataset": snakemake.params.dataset, "variant": snakemake.wildcards.variant,  # noqa: F821
                        "leaf": range(len(sizes)), "size": sizes})
 write_table(leaves, "leaves", out.leaves)

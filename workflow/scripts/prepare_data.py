@@ -6,6 +6,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir)))  # noqa: F821 (snakemake is injected)
 from _common import setup  # noqa: E402
 
+from ehi.data.manifest import write_manifest  # noqa: E402
 from ehi.data.prepare import prepare_dataset  # noqa: E402
 
 log = setup(snakemake)  # noqa: F821
@@ -19,4 +20,7 @@ dataset = prepare_dataset(
     dev_seed=cfg["dev_seed"],
     synthetic=cfg.get("synthetic"),
 )
-dataset.write(Path(snakemake.output.corpus).parent, meta={"dataset_config": cfg})  # noqa: F821
+data_dir = Path(snakemake.output.corpus).parent  # noqa: F821
+dataset.write(data_dir, meta={"dataset_config": cfg})
+# sha256 of the source files and of the tables just written: checked before every later run
+write_manifest(cfg, data_dir, dataset.queries.split.value_counts().to_dict())

@@ -1,25 +1,74 @@
-"""Rules train_ehi / train_de: one training run; writes the encoder (and tree) and the epoch log."""
+"""Rules train_ehi / train_de: one training run; writes the encoder (and tree) and the epoch log.
 
+The rules run it as a command, under ``python -m torch.distributed.run`` when a job has several
+GPUs (every rank runs this file with the same arguments; rank 0 alone writes, see ehi.distributed):
+
+    python workflow/scripts/train.py --data-dir D --encoder NAME --train "{'epochs': 5, ...}" \\
+        --out-dir W --log-table T --threads N
+
+``--train`` is the TrainConfig as a Python literal: what Snakemake prints for the rule's ``train``
+param. The file also still runs as a Snakemake ``script:`` (rule files of older checkouts).
+"""
+
+import argparse
+import ast
+import logging
+import os
 import shutil
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir)))  # noqa: F821 (snakemake is injected)
-from _common import setup  # noqa: E402
 
-from ehi.data.dataset import Dataset  # noqa: E402
-from ehi.encoder import load_encoder  # noqa: E402
-from ehi.io import atomic_path  # noqa: E402
-from ehi.checkpoint import set_aside_stale_checkpoint  # noqa: E402
-from ehi.training import TrainConfig, train  # noqa: E402
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data-dir", required=True, help="folder of corpus/queries/qrels.parquet")
+    parser.add_argument("--encoder", required=True, help="encoder name or folder (ehi.encoder.load_encoder)")
+    parser.add_argument("--train", required=True, type=ast.literal_eval, help="TrainConfig as a Python dict literal")
+    parser.add_argument("--out-dir", required=True, help="run folder: checkpoint/, encoder/, indexer.*")
+    parser.add_argument("--log-table", required=True, help="where the epoch log (Parquet) is copied")
+    parser.add_argument("--threads", type=int, default=1, help="CPU threads of the job, shared by its processes")
+    return parser.parse_args(argv)
 
-log = setup(snakemake)  # noqa: F821
-params = snakemake.params  # noqa: F821
-cfg = TrainConfig.from_dict(dict(params.train))
-work_dir = Path(snakemake.output.encoder).parent  # noqa: F821
-dataset = Dataset.read(params.data_dir)
-encoder = load_encoder(params.encoder, max_length=cfg.max_length, device=cfg.device, seed=cfg.seed)
-set_aside_stale_checkpoint(work_dir, cfg)  # a changed config retrains from scratch
-train(dataset, encoder, cfg, work_dir, split="train", resume=True)
-with atomic_path(snakemake.output.log_table) as tmp:  # noqa: F821
-    shutil.copyfile(work_dir / "train_log.parquet", tmp)
+
+def main(args: argparse.Namespace, configure_logging: bool = True) -> None:
+    for key in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
+        os.environ.setdefault(key, "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import torch
+
+    from ehi.checkpoint import set_aside_stale_checkpoint
+    from ehi.data.dataset import Dataset
+    from ehi.distributed import init_from_env
+    from ehi.encoder import load_encoder
+    from ehi.io import atomic_path
+    from ehi.training import TrainConfig, train
+
+    cfg = TrainConfig.from_dict(dict(args.train))
+    ctx = init_from_env(cfg.device)
+    if configure_logging:  # stderr, which the rule sends to its log file; other ranks: warnings only
+        logging.basicConfig(level=logging.INFO if ctx.is_main else logging.WARNING, force=True,
+                            format=f"%(asctime)s [rank {ctx.rank}] %(name)s %(levelname)s %(message)s")
+    torch.set_num_threads(max(1, args.threads // int(os.environ.get("LOCAL_WORLD_SIZE", 1))))
+    work_dir = Path(args.out_dir)
+    dataset = Dataset.read(args.data_dir)
+    encoder = load_encoder(args.encoder, max_length=cfg.max_length, device=cfg.device, seed=cfg.seed)
+    if ctx.is_main:
+        set_aside_stale_checkpoint(work_dir, cfg)  # a changed config retrains from scratch
+    ctx.barrier()
+    train(dataset, encoder, cfg, work_dir, split="train", resume=True, progress=ctx.is_main)
+    if ctx.is_main:
+        with atomic_path(args.log_table) as tmp:
+            shutil.copyfile(work_dir / "train_log.parquet", tmp)
+
+
+if "snakemake" in globals():  # run as a Snakemake script: the same values from the job
+    sm = globals()["snakemake"]
+    sys.path.insert(0, str(Path(sm.scriptdir)))
+    from _common import setup
+
+    setup(sm)
+    main(argparse.Namespace(data_dir=sm.params.data_dir, encoder=sm.params.encoder, train=dict(sm.params.train),
+                            out_dir=str(Path(sm.output.encoder).parent), log_table=sm.output.log_table,
+                            threads=sm.threads), configure_logging=False)
+elif __name__ == "__main__":
+    main(parse_args())

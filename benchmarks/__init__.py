@@ -1,0 +1,8 @@
+"""Performance benchmarks of EHI against FAISS and ScaNN (issue 7); `snakemake benchmarks` runs them.
+
+One module per measurement family, each with a ``run(...) -> DataFrame`` entry point:
+``search`` (matched-quality search and scaling), ``build`` (build time and peak memory, one
+subprocess per index), ``training`` (train-step overhead, re-indexing, hardware efficiency) and
+``report`` (summary.md and figures). ``data`` makes the embeddings, ``tree`` trains EHI's tree
+on frozen vectors. Timings are medians of repeated runs; compare ratios taken within one run.
+"""

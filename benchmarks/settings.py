@@ -1,0 +1,25 @@
+"""Sizes and repeats of the two benchmark modes. No heavy imports: the Snakefile reads this.
+
+Training runs on one torch thread: on the shared 2-core machine (a niced training job beside us)
+torch's 2-thread pool made MiniLM steps 3-10x slower and their times erratic, so the EHI/DE ratio
+drowned in noise; one thread gives stable steps, and the matmul peak is measured on one thread too.
+"""
+
+QUICK = {
+    "search": {"datasets": [["scifact", None], ["synthetic", 100_000]], "n_queries": 300, "rounds": 2,
+               "n_latency": 30, "tree_steps": 100,
+               "systems": ["ehi-scan", "faiss-ivf", "faiss-hnsw", "scann", "scann-ah"]},
+    "build": {"sizes": [10_000, 100_000], "n_queries": 200, "repeats_small": 3, "big": 100_000, "tree_steps": 50},
+    "training": {"steps": 2, "batch_size": 8, "n_docs": 200, "n_queries": 100, "threads": 1},
+}
+FULL = {
+    "search": {"datasets": [["scifact", None], ["synthetic", 1_000_000]], "n_queries": 1000, "rounds": 3,
+               "n_latency": 100, "tree_steps": 300},
+    "build": {"sizes": [10_000, 100_000, 1_000_000], "n_queries": 500, "repeats_small": 3, "big": 1_000_000,
+              "tree_steps": 300},
+    "training": {"steps": 10, "batch_size": 16, "n_docs": 1000, "n_queries": 400, "threads": 1},
+}
+
+
+def settings(quick: bool) -> dict:
+    return QUICK if quick else FULL

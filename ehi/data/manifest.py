@@ -1,0 +1,106 @@
+"""A manifest per prepared dataset: where it came from and the sha256 of every file involved.
+
+``prepare_data`` writes ``manifest.json`` beside the three Parquet tables: the dataset config
+(source, path, dev split seed and fraction), the package version, the queries per split, and the
+sha256 and size of each source file (a local copy's files, or the downloaded archives) and of each
+prepared table. :func:`check_manifest` runs before every workflow run (the Snakefile's
+``onstart``): a source copy or a prepared table that changed since preparation stops the run with
+the file named, instead of silently mixing results of two versions of a dataset.
+
+Hashing a large source on every run would be slow, so a file whose size and modification time
+still match the manifest is taken as unchanged (as rsync and make do); any other file is hashed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from ehi.data.validate import DataError
+from ehi.io import write_json
+
+MANIFEST = "manifest.json"
+TABLES = ("corpus.parquet", "queries.parquet", "qrels.parquet")
+
+
+def sha256_of(path: Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def file_record(path: Path) -> dict:
+    st = path.stat()
+    return {"sha256": sha256_of(path), "bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def source_files(dataset_cfg: dict) -> list[Path]:
+    """The files a dataset was read from: a local copy's files, else the source's download cache
+    (nothing for the synthetic generator, whose config is the whole source)."""
+    if dataset_cfg.get("source") == "synthetic":
+        return []
+    if dataset_cfg.get("path"):
+        root = Path(dataset_cfg["path"]).expanduser()
+    else:
+        root = Path(dataset_cfg.get("cache_dir", "resources/downloads")).expanduser() / dataset_cfg["source"]
+    if root.is_file():
+        return [root]
+    return sorted(p for p in root.rglob("*") if p.is_file() and not any(s.startswith(".") for s in p.parts[-1:]))
+
+
+def build_manifest(dataset_cfg: dict, data_dir: str | os.PathLike, split_counts: dict[str, int]) -> dict:
+    from ehi import __version__
+
+    data_dir = Path(data_dir)
+    return {
+        "dataset": dataset_cfg.get("name"),
+        "config": dataset_cfg,
+        "ehi_version": __version__,
+        "queries_per_split": {str(k): int(v) for k, v in split_counts.items()},
+        "source_files": {str(p): file_record(p) for p in source_files(dataset_cfg)},
+        "tables": {name: file_record(data_dir / name) for name in TABLES},
+    }
+
+
+def write_manifest(dataset_cfg: dict, data_dir: str | os.PathLike, split_counts: dict[str, int]) -> Path:
+    path = Path(data_dir) / MANIFEST
+    write_json(build_manifest(dataset_cfg, data_dir, split_counts), path)
+    return path
+
+
+def _changed(path: Path, record: dict) -> str | None:
+    """Why ``path`` no longer matches its record, or None."""
+    if not path.exists():
+        return "missing"
+    st = path.stat()
+    if st.st_size == record["bytes"] and st.st_mtime_ns == record["mtime_ns"]:
+        return None  # untouched: skip the hash
+    digest = sha256_of(path)
+    return None if digest == record["sha256"] else f"sha256 {digest[:12]}..., manifest says {record['sha256'][:12]}..."
+
+
+def check_manifest(data_dir: str | os.PathLike) -> dict | None:
+    """Raise :class:`DataError` naming each source file or prepared table that changed since
+    ``prepare_data`` wrote the manifest; return the manifest (None when there is none yet)."""
+    path = Path(data_dir) / MANIFEST
+    if not path.exists():
+        return None
+    import json
+
+    manifest = json.loads(path.read_text())
+    problems = []
+    for name, record in manifest["source_files"].items():
+        if (why := _changed(Path(name), record)) is not None:
+            problems.append(f"source file {name}: {why}")
+    for name, record in manifest["tables"].items():
+        if (why := _changed(Path(data_dir) / name, record)) is not None:
+            problems.append(f"prepared table {Path(data_dir) / name}: {why}")
+    if problems:
+        raise DataError(
+            f"dataset {manifest.get('dataset')!r} changed since it was prepared ({path}): " + "; ".join(problems)
+            + f". Results would mix two versions of the data: restore the original files, or delete {path} "
+            "so that the next run prepares the dataset again (and reruns everything after it).")
+    return manifest

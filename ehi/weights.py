@@ -1,0 +1,54 @@
+"""Checked loading of safetensors weights into a module: a clear error instead of a stack trace.
+
+safetensors never unpickles, so a corrupted file cannot run code; it can still be truncated (a
+killed copy, a full disk) or belong to another model (a tree of another shape, another encoder).
+:func:`load_weights` turns each case into a :class:`WeightsError` that names the file and, for a
+mismatch, every tensor whose name or shape differs, before the module is touched.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file
+
+
+class WeightsError(ValueError):
+    """A weights file that is missing, unreadable or made for another architecture."""
+
+
+def read_tensors(path: str | os.PathLike) -> dict[str, torch.Tensor]:
+    """All tensors of one safetensors file; a missing, truncated or corrupted file is named."""
+    path = Path(path)
+    if not path.exists():
+        raise WeightsError(f"{path}: weights file missing")
+    try:
+        return load_file(str(path))
+    except (SafetensorError, OSError, ValueError) as e:
+        raise WeightsError(f"{path}: not a readable safetensors file (truncated or corrupted?): {e}") from e
+
+
+def check_compatible(module: torch.nn.Module, tensors: dict[str, torch.Tensor], source: str) -> None:
+    """Raise :class:`WeightsError` naming each missing, unexpected or differently shaped tensor."""
+    expected = {k: tuple(v.shape) for k, v in module.state_dict().items()}
+    saved = {k: tuple(v.shape) for k, v in tensors.items()}
+    problems = [f"{k}: saved {saved[k]}, model expects {expected[k]}"
+                for k in sorted(expected.keys() & saved.keys()) if saved[k] != expected[k]]
+    problems += [f"{k}: missing from the file" for k in sorted(expected.keys() - saved.keys())]
+    problems += [f"{k}: not in the model" for k in sorted(saved.keys() - expected.keys())]
+    if problems:
+        shown = "; ".join(problems[:5]) + (f"; ... ({len(problems)} in all)" if len(problems) > 5 else "")
+        raise WeightsError(f"{source} was written for another model configuration: {shown}")
+
+
+def load_weights(module: torch.nn.Module, *paths: str | os.PathLike) -> None:
+    """Load the union of ``paths`` (e.g. sharded model files) into ``module``, checked first."""
+    tensors: dict[str, torch.Tensor] = {}
+    for p in paths:
+        tensors.update(read_tensors(p))
+    source = ", ".join(str(p) for p in paths) if paths else "(no weights file)"
+    check_compatible(module, tensors, source)
+    module.load_state_dict(tensors)

@@ -1,0 +1,86 @@
+# Performance benchmarks (issue 7): EHI's search, index build, training overhead, hardware
+# efficiency, scaling and memory against FAISS and ScaNN. The measurements live in `benchmarks/`
+# (one module per family); every rule runs benchmarks/snake.py, which dispatches on the rule name.
+# `--config quick=true` picks the small sizes (benchmarks.cli.QUICK). Outputs are committed under
+# results/benchmarks/; cached embeddings go to resources/benchmarks/ (git-ignored).
+
+BENCH = "results/benchmarks"
+QUICK = str(config["quick"]).lower() == "true"  # `--config quick=true` arrives as a string
+BENCH_SETTINGS = __import__("benchmarks.settings", fromlist=["settings"]).settings(QUICK)
+BENCH_VERSION = 1  # bump when benchmarks/ changes what it measures
+
+
+rule bench_search:
+    output:
+        curves=f"{BENCH}/search_curves.parquet",
+        matched=f"{BENCH}/search_matched.parquet",
+    params:
+        settings={**BENCH_SETTINGS["search"], "quick": QUICK, "version": BENCH_VERSION},
+    log:
+        "logs/benchmarks/search.log",
+    benchmark:
+        "logs/benchmarks/search.tsv"
+    threads: workflow.cores
+    conda:
+        ENV
+    script:
+        "../../benchmarks/snake.py"
+
+
+rule bench_build:
+    output:
+        builds=f"{BENCH}/build.parquet",
+        beams=f"{BENCH}/beams.parquet",
+    params:
+        settings={**BENCH_SETTINGS["build"], "quick": QUICK, "version": BENCH_VERSION},
+    log:
+        "logs/benchmarks/build.log",
+    benchmark:
+        "logs/benchmarks/build.tsv"
+    threads: workflow.cores
+    conda:
+        ENV
+    script:
+        "../../benchmarks/snake.py"
+
+
+rule bench_training:
+    output:
+        steps=f"{BENCH}/training_steps.parquet",
+        reindex=f"{BENCH}/reindex.parquet",
+        efficiency=f"{BENCH}/efficiency.parquet",
+    params:
+        settings={**BENCH_SETTINGS["training"], "quick": QUICK, "version": BENCH_VERSION},
+    log:
+        "logs/benchmarks/training.log",
+    benchmark:
+        "logs/benchmarks/training.tsv"
+    threads: workflow.cores
+    conda:
+        ENV
+    script:
+        "../../benchmarks/snake.py"
+
+
+rule bench_report:
+    input:
+        rules.bench_search.output,
+        rules.bench_build.output,
+        rules.bench_training.output,
+        notes="benchmarks/notes.md",
+    output:
+        summary=f"{BENCH}/summary.md",
+    params:
+        settings=lambda w, input: {"quick": QUICK, "notes": input.notes, "version": BENCH_VERSION},
+    log:
+        "logs/benchmarks/report.log",
+    threads: 1
+    conda:
+        ENV
+    script:
+        "../../benchmarks/snake.py"
+
+
+rule benchmarks:
+    input:
+        rules.bench_report.output,
