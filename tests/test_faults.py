@@ -205,3 +205,23 @@ def test_source_has_no_unsafe_loading_or_shell_patterns():
             offenders += [f"{path.relative_to(REPO)}: {why}" for pattern, why in UNSAFE.items()
                           if re.search(pattern, text)]
     assert not offenders, offenders
+
+
+def test_determinism_scann_builds_twice_into_the_same_partitions_and_results():
+    """ScaNN's k-means runs single-threaded with a fixed seed (ehi.anns.scann_ann._seeded), so two
+    builds partition alike. Partition numbering may differ between builds, so partitions are
+    compared as sets of documents, and searches by their results."""
+    from ehi.anns import build_searcher
+
+    def canonical(doc_leaf):  # number partitions in order of first appearance
+        first: dict[int, int] = {}
+        return np.array([first.setdefault(int(leaf), len(first)) for leaf in doc_leaf])
+
+    emb = np.random.default_rng(0).standard_normal((1500, 32)).astype(np.float32)
+    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    a, b = (build_searcher("scann", emb, num_leaves=40) for _ in range(2))
+    assert np.array_equal(canonical(a.doc_leaf), canonical(b.doc_leaf))
+    queries = emb[:100]
+    for leaves in (1, 4):
+        (rows_a, scores_a, n_a), (rows_b, scores_b, n_b) = (s.search(queries, 10, leaves) for s in (a, b))
+        assert np.array_equal(rows_a, rows_b) and np.array_equal(scores_a, scores_b) and np.array_equal(n_a, n_b)

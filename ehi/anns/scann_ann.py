@@ -52,12 +52,24 @@ def read_partitioner(scann_dir: Path) -> tuple[np.ndarray, np.ndarray]:
     return centers, doc_leaf.astype(np.int64)
 
 
+def _seeded(seed: int):
+    """A builder lambda for a repeatable build: ScaNN's k-means on one thread, with a fixed seed
+    (the config proto's ``partitioning.clustering_seed``; the builder API has no seed argument).
+    With ScaNN's defaults (k-means on every core), rerunning the synthetic default gave different
+    ScaNN results for the same embeddings; one thread costs little at the sizes trained here."""
+    def build(db, config, training_threads, **kwargs):
+        config = config.replace("partitioning {", f"partitioning {{\n clustering_seed: {int(seed)}", 1)
+        return scann.scann_ops_pybind.create_searcher(db, config, 1, **kwargs)  # 1 training thread
+    return build
+
+
 def _builder(emb: np.ndarray, params: dict):
     """The scann builder for ``params``: one tree level, then brute-force or AH (+ reordering) scoring."""
     builder = scann.scann_ops_pybind.builder(emb, 10, "dot_product").tree(  # 10: overridden per search
         num_leaves=params["num_leaves"], num_leaves_to_search=1,
         training_sample_size=min(params["training_sample_size"], len(emb)),
         min_partition_size=params["min_partition_size"])
+    builder.set_builder_lambda(_seeded(params.get("seed", 0)))
     if params["scoring"] == "bf":
         return builder.score_brute_force()
     if params["scoring"] != "ah":
@@ -93,6 +105,7 @@ class ScannSearcher(Searcher):
         training_sample_size: int = 100_000,
         min_partition_size: int | None = None,
         workdir: str | Path | None = None,
+        seed: int = 0,
     ) -> "ScannSearcher":
         """Build a tree-partitioned scann searcher; ``reorder_k=0`` turns AH re-scoring off.
 
@@ -106,7 +119,8 @@ class ScannSearcher(Searcher):
         params = {"num_leaves": num_leaves, "scoring": scoring,
                   "reorder_k": int(reorder_k) if scoring == "ah" else 0,
                   "dims_per_block": dims_per_block, "anisotropic_threshold": anisotropic_threshold,
-                  "training_sample_size": training_sample_size, "min_partition_size": min_partition_size}
+                  "training_sample_size": training_sample_size, "min_partition_size": min_partition_size,
+                  "seed": int(seed)}
         searcher = _builder(emb, params).build()
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(workdir) if workdir is not None else Path(tmp)
