@@ -73,9 +73,11 @@ def time_point(searcher, queries, lat_queries, k, budget, threads) -> dict:
 
 def run(dataset: str, docs: np.ndarray, queries: np.ndarray, names=systems.EHI + systems.PEERS, k: int = 100,
         rounds: int = 3, threads: int = 2, n_latency: int = 100, stop_recall: float = 0.995,
-        max_frac: float = 0.25, tree_steps: int = 200, seed: int = 0) -> pd.DataFrame:
+        max_frac: float | None = None, tree_steps: int = 200, seed: int = 0) -> pd.DataFrame:
     """The measured curves: one row per (system, budget) with recall, fraction scored and timings."""
     set_threads(threads)
+    if max_frac is None:  # small corpora are cheap to sweep far; at 10^6 a 25% scan is already slow
+        max_frac = 0.6 if len(docs) <= 20_000 else 0.25
     truth = FlatSearcher.build(docs).search_ids(queries, k)[0]
     height, branching = tree_shape(len(docs))
     tree, facts = train_tree(docs, height, branching, steps=tree_steps, seed=seed)

@@ -57,7 +57,8 @@ def test_same_results_on_float_data(beam):
 def test_full_beam_is_exact_search():
     rng = np.random.default_rng(2)
     docs, queries = _unit(rng, 200, 8), _unit(rng, 10, 8)
-    scan = ScanIndex.build(docs, _tree(docs))
+    scan = ScanIndex.build(docs, _tree(docs), route_threads=1)
     rows, _, n_scored = scan.search(queries, 10, scan.full_budget)
+    assert torch.get_num_threads() >= 1  # the routing's thread setting was restored
     np.testing.assert_array_equal(rows, np.argsort(-(queries @ docs.T), axis=1)[:, :10])
     assert (n_scored == len(docs)).all()
