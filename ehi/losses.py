@@ -37,7 +37,12 @@ def infonce_loss(pos, neg, mask, *, margin: float | None = None, temperature: fl
 # Beyond the paper: the DEXML losses (Gupta et al., ICLR 2024) as alternatives for L_siamese.
 from ehi.dexml import SIAMESE_OPTIONS, decoupled_softmax_loss, soft_topk, soft_topk_loss  # noqa: E402,F401
 
-SIAMESE_LOSSES = {"triplet": triplet_loss, "infonce": infonce_loss, **SIAMESE_OPTIONS}
+SIAMESE_LOSSES = {"triplet": triplet_loss, "infonce": infonce_loss, "softmax": infonce_loss, **SIAMESE_OPTIONS}
+# "softmax" is the multi-label softmax the DEXML paper starts from: InfoNCE whose denominator also
+# holds the query's *other* positives in the batch (ehi_loss adds them to the mask), so a query's
+# positives compete with each other. "infonce" and "decoupled_softmax" mask them out: each
+# positive competes with negatives only, which is Decoupled Softmax's definition.
+SHARED_DENOMINATOR = {"softmax"}
 
 
 def path_cosine(a: TreeOutput, b: TreeOutput, layout: str = "node") -> torch.Tensor:
@@ -101,16 +106,26 @@ def intra_leaf_loss(pos, neg, mask, doc_leaf, pos_idx, *, margin: float = 0.1):
 
 def ehi_loss(q_emb, d_emb, pos_idx, mask, q_tree=None, d_tree=None, *, lambda_siamese=1.0,
              lambda_indexing=1.0, lambda_intra_leaf=1.0, siamese_loss="triplet", margin=0.1,
-             margin_indexing=0.1, temperature=0.05, path_layout="node") -> dict[str, torch.Tensor]:
+             margin_indexing=0.1, temperature=0.05, path_layout="node",
+             positive_mask=None) -> dict[str, torch.Tensor]:
     """The weighted EHI loss and each term. Without trees (the DE baseline) only L_siamese counts.
 
     q_emb (n, d) and d_emb (m, d) unit-norm embeddings; pos_idx (n,) the column of each query's
-    positive in d_emb; mask (n, m) valid negatives; q_tree / d_tree the indexer outputs or None.
+    positive in d_emb; mask (n, m) valid negatives; q_tree / d_tree the indexer outputs or None;
+    positive_mask (n, m) the batch documents judged relevant to each row's query (needed only by
+    the "softmax" form of L_siamese).
     """
     sim = (q_emb @ d_emb.T).float()  # (n, m) cosine: the encoder outputs unit-norm vectors
     pos = sim.gather(1, pos_idx[:, None])[:, 0]  # (n,)
     fn = SIAMESE_LOSSES[siamese_loss]
-    terms = {"siamese": fn(pos, sim, mask, margin=margin, temperature=temperature)}
+    siamese_mask = mask
+    if siamese_loss in SHARED_DENOMINATOR:
+        if positive_mask is None:
+            raise ValueError(f"siamese_loss={siamese_loss!r} needs positive_mask (the batch's other positives)")
+        own = torch.zeros_like(mask, dtype=torch.bool)
+        own[torch.arange(len(pos_idx)), pos_idx] = True
+        siamese_mask = mask | (positive_mask.bool() & ~own)  # the other positives join the denominator
+    terms = {"siamese": fn(pos, sim, siamese_mask, margin=margin, temperature=temperature)}
     zero = sim.new_zeros(())
     use_tree = q_tree is not None and d_tree is not None
     terms["indexing"] = (indexing_loss(_float(q_tree), _float(d_tree), pos_idx, mask,

@@ -293,6 +293,7 @@ def train_step(batch, data, cache, rng, encoder, indexer, cfg, device, towers=No
     negs = mine_negatives(data, cache, q_rows, pos_rows, cfg.n_negatives, rng, cfg)  # (n, k)
     doc_rows = np.concatenate([pos_rows, negs.ravel()])  # (m,) positives first
     mask = negative_mask(data, q_rows, doc_rows, cfg.n_negatives, cfg.in_batch_negatives).to(device)
+    positives = torch.from_numpy(np.stack([np.isin(doc_rows, data.relevant[q]) for q in q_rows])).to(device)
     amp = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else contextlib.nullcontext()
     neighbour = indexer is not None and cfg.lambda_neighbour > 0
     with amp:
@@ -305,7 +306,7 @@ def train_step(batch, data, cache, rng, encoder, indexer, cfg, device, towers=No
             pairs = neighbour_pairs(cache, rng, cfg, device) if neighbour else None
             q, d, q_tree, d_tree, pair_tree = _sharded_forward(towers, data, q_rows, doc_rows, pairs, cfg)
         pos_idx = torch.arange(len(q_rows), device=device)
-        terms = ehi_loss(q, d, pos_idx, mask, q_tree, d_tree, **cfg.loss_kwargs())
+        terms = ehi_loss(q, d, pos_idx, mask, q_tree, d_tree, positive_mask=positives, **cfg.loss_kwargs())
     if neighbour:
         terms["neighbour"] = (neighbour_term(cache, indexer, rng, cfg, device) if towers is None
                               else neighbour_pair_loss(pair_tree, cfg))

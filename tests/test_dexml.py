@@ -162,3 +162,28 @@ def test_embedding_loss_multi_positive():
     assert torch.isfinite(embedding_loss("soft_topk", q, d, positive, k=2, alpha=5.0))
     with pytest.raises(ValueError, match="unknown DEXML loss"):
         embedding_loss("nope", q, d, positive)
+
+
+def test_softmax_shares_the_denominator_among_a_querys_positives_and_decoupled_does_not():
+    """Two rows of one query (positives in columns 0 and 1) plus one other query; column 2, 3 negatives."""
+    from ehi.losses import ehi_loss
+
+    q = F.normalize(_rand(3, 4, grad=False), dim=1)
+    q[1] = q[0]  # rows 0 and 1: the same query, one row per positive
+    d = F.normalize(_rand(5, 4, grad=False), dim=1)
+    pos_idx = torch.tensor([0, 1, 2])
+    positive = torch.tensor([[1, 1, 0, 0, 0], [1, 1, 0, 0, 0], [0, 0, 1, 0, 0]], dtype=torch.bool)
+    mask = ~positive  # valid negatives: everything not judged relevant
+    s = (q @ d.T).float() / 0.05  # ehi_loss scores in float32
+    shared = torch.stack([-(s[0, 0] - torch.logsumexp(s[0], 0)), -(s[1, 1] - torch.logsumexp(s[1], 0)),
+                          -(s[2, 2] - torch.logsumexp(s[2], 0))]).mean()  # every column in the denominator
+    decoupled = torch.stack([-(s[0, 0] - torch.logsumexp(s[0, [0, 2, 3, 4]], 0)),
+                             -(s[1, 1] - torch.logsumexp(s[1, [1, 2, 3, 4]], 0)),
+                             -(s[2, 2] - torch.logsumexp(s[2, [0, 1, 2, 3, 4]], 0))]).mean()
+    kw = dict(lambda_indexing=0.0, lambda_intra_leaf=0.0, temperature=0.05, positive_mask=positive)
+    torch.testing.assert_close(ehi_loss(q, d, pos_idx, mask, siamese_loss="softmax", **kw)["siamese"], shared)
+    for name in ("infonce", "decoupled_softmax"):
+        torch.testing.assert_close(ehi_loss(q, d, pos_idx, mask, siamese_loss=name, **kw)["siamese"], decoupled)
+    assert not torch.allclose(shared, decoupled)
+    with pytest.raises(ValueError, match="positive_mask"):
+        ehi_loss(q, d, pos_idx, mask, siamese_loss="softmax", lambda_indexing=0.0, lambda_intra_leaf=0.0)
