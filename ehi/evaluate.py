@@ -13,6 +13,9 @@ Metric definitions (computed by ranx; tests/test_evaluate.py checks them against
   them in, and two libraries cannot break the tie differently.
 * Judged queries are those with at least one judgement of relevance >= 1. A judged query missing
   from a run (an index that returned nothing) scores 0 on every metric; it is not dropped.
+* ``psp@k`` (extreme classification, labels = documents): propensity-scored precision at k with
+  the Extreme Classification Repository's normalisation (``ehi.xmc``); propensities come from the
+  train split's label frequencies, so these metrics need ``inv_prop`` (one value per corpus row).
 * ``frac_visited`` of a query = its ``n_scored`` / corpus size (NaN for a query missing from the
   run, whose count is unknown); a summary's ``frac_visited`` is the mean over queries.
 """
@@ -81,19 +84,47 @@ def _ranx_run(group: pd.DataFrame):
     return Run.from_df(frame, q_id_col="q_id", doc_id_col="doc_id", score_col="score")
 
 
+def _psp(group: pd.DataFrame, qids: list[str], qrels_df: pd.DataFrame, doc_ids, inv_prop, ks) -> dict:
+    """psp@k per query of one search, in ``qids`` order (ehi.xmc conventions)."""
+    from ehi.xmc import label_matrix, xmc_metrics
+
+    row_of = pd.Series(np.arange(len(doc_ids)), index=pd.Index(np.asarray(doc_ids).astype(str)))
+    width = max(ks)
+    ranked = np.full((len(qids), width), -1, dtype=np.int64)
+    top = group[group["rank"] <= width]
+    q_pos = pd.Series(np.arange(len(qids)), index=qids).reindex(top.query_id.astype(str))
+    keep = q_pos.notna().to_numpy()
+    ranked[q_pos.to_numpy()[keep].astype(np.int64), top["rank"].to_numpy()[keep] - 1] = \
+        row_of.loc[top.doc_id.astype(str)].to_numpy()[keep]
+    labels = label_matrix(qrels_df[qrels_df.relevance > 0], qids, row_of.index)
+    out = xmc_metrics(ranked, labels, inv_prop, ks)
+    return {f"psp@{k}": out[f"psp@{k}"] for k in ks}
+
+
 def per_query_metrics(run_df: pd.DataFrame, qrels_df: pd.DataFrame, dataset: str, corpus_size: int,
-                      metrics=DEFAULT_METRICS) -> pd.DataFrame:
-    """Per-query metric values of every search in ``run_df`` (one per GROUP key), ``per_query`` schema."""
+                      metrics=DEFAULT_METRICS, inv_prop=None, doc_ids=None) -> pd.DataFrame:
+    """Per-query metric values of every search in ``run_df`` (one per GROUP key), ``per_query`` schema.
+
+    ``psp@k`` metrics need ``inv_prop`` (inverse propensity per corpus row) and ``doc_ids`` (the
+    corpus ids in row order); every other metric is ranx's."""
     from ranx import evaluate
 
-    names = capped_metrics(metrics, corpus_size)
+    psp_ks = [int(m.split("@")[1]) for m in metrics if m.startswith("psp@")]
+    if psp_ks and (inv_prop is None or doc_ids is None):
+        raise ValueError(f"metrics {[m for m in metrics if m.startswith('psp@')]} need inv_prop and doc_ids "
+                         "(propensities from the train split's label frequencies)")
+    names = capped_metrics([m for m in metrics if not m.startswith("psp@")], corpus_size)
     computed = sorted(set(names.values()))
     frames = []
     for key, group in run_df.groupby(GROUP, sort=False):
         qrels = _judged_qrels(qrels_df)  # fresh each time: make_comparable must not leak across runs
         qids = list(qrels.keys())
-        values = evaluate(qrels, _ranx_run(group), computed, return_mean=False, make_comparable=True)
+        values = evaluate(qrels, _ranx_run(group), computed, return_mean=False, make_comparable=True) if computed else {}
         values = values if isinstance(values, dict) else {computed[0]: values}
+        if psp_ks:
+            extra = _psp(group, qids, qrels_df, doc_ids, inv_prop, psp_ks)
+            values = {**values, **extra}
+            names = {**names, **{m: m for m in extra}}
         n_scored = group.groupby("query_id").n_scored.first()
         frac = n_scored.reindex(qids).to_numpy(dtype=np.float64) / corpus_size
         for nominal, ranx_name in names.items():

@@ -121,6 +121,16 @@ def per_query_frame(query_ids, per_query: dict[str, np.ndarray]) -> pd.DataFrame
     return pd.concat(frames, ignore_index=True)
 
 
+def train_inverse_propensity(dataset, propensity: str = "amazon") -> np.ndarray:
+    """1/p_l per corpus row (label) from the train split's label frequencies (Jain et al. 2016)."""
+    label_ids = dataset.corpus.doc_id.astype(str).to_numpy()
+    train_q, train_qrels = dataset.split("train")
+    if not len(train_q):
+        raise ValueError(f"psp@k needs label frequencies, but {dataset.name!r} has no train queries")
+    freq = np.asarray(label_matrix(train_qrels[train_qrels.relevance > 0], train_q.query_id, label_ids).sum(0)).ravel()
+    return inverse_propensity(freq, len(train_q), *PROPENSITY_AB[propensity])
+
+
 def evaluate_xmc(ranked: np.ndarray, query_ids, dataset, split: str = "test", propensity: str = "amazon",
                  ks=DEFAULT_KS) -> dict[str, np.ndarray]:
     """XMC metrics of a search over ``dataset`` (an :class:`ehi.data.dataset.Dataset` whose corpus
@@ -129,9 +139,6 @@ def evaluate_xmc(ranked: np.ndarray, query_ids, dataset, split: str = "test", pr
     label_ids = dataset.corpus.doc_id.astype(str).to_numpy()
     _, qrels = dataset.split(split)
     labels = label_matrix(qrels, query_ids, label_ids)
-    train_q, train_qrels = dataset.split("train")
-    inv_prop = None
-    if len(train_q):
-        freq = np.asarray(label_matrix(train_qrels, train_q.query_id, label_ids).sum(0)).ravel()
-        inv_prop = inverse_propensity(freq, len(train_q), *PROPENSITY_AB[propensity])
+    train_q, _ = dataset.split("train")
+    inv_prop = train_inverse_propensity(dataset, propensity) if len(train_q) else None
     return xmc_metrics(ranked, labels, inv_prop, ks)

@@ -127,3 +127,22 @@ def test_time_searcher_records_throughput_batch_and_threads():
     calls = []
     time_search(lambda batch: calls.append(len(batch)), docs, batch_size=3, repeats=1)
     assert calls == [3, 3, 2] * 2  # warm-up pass + one timed pass
+
+
+def test_psp_metrics_in_per_query_evaluation_match_ehi_xmc():
+    from ehi.xmc import label_matrix, xmc_metrics
+
+    docs = np.array(["l0", "l1", "l2", "l3"])
+    qrels = pd.DataFrame({"query_id": ["a", "a", "b"], "doc_id": ["l0", "l3", "l2"], "relevance": [1, 1, 1],
+                          "split": "test"})
+    rows = np.array([[3, 1, 0], [0, 2, -1]])  # a: l3 (hit), l1, l0 (hit); b: l0, l2 (hit)
+    run = run_frame(["a", "b"], docs, rows, np.ones((2, 3)), "ehi+exact", "main", "exact", 0, [4, 4])
+    inv_prop = np.array([1.5, 2.0, 3.0, 4.0])
+    got = per_query_metrics(run, qrels, "d", 4, ["psp@1", "psp@3", "ndcg@3"], inv_prop=inv_prop, doc_ids=docs)
+    want = xmc_metrics(rows, label_matrix(qrels, ["a", "b"], docs), inv_prop, ks=(1, 3))
+    for k in (1, 3):
+        values = got[got.metric == f"psp@{k}"].set_index("query_id").value.loc[["a", "b"]].to_numpy()
+        np.testing.assert_allclose(values, want[f"psp@{k}"])
+    assert {"ndcg@3"} < set(got.metric)
+    with pytest.raises(ValueError, match="psp@1.*inv_prop"):
+        per_query_metrics(run, qrels, "d", 4, ["psp@1"])

@@ -12,6 +12,7 @@ rule evaluate:
         dataset=DS,
         split=config["evaluation"]["split"],
         metrics=config["evaluation"]["metrics"],
+        propensity=config["evaluation"]["propensity"],
         version=VERSIONS["evaluate"],
     log:
         f"logs/{DS}/{{variant}}/evaluate_{{system}}.log",

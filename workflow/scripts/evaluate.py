@@ -9,11 +9,16 @@ from _common import setup  # noqa: E402
 from ehi.data.dataset import Dataset  # noqa: E402
 from ehi.evaluate import per_query_metrics  # noqa: E402
 from ehi.io import read_table, write_table  # noqa: E402
+from ehi.xmc import train_inverse_propensity  # noqa: E402
 
 log = setup(snakemake)  # noqa: F821
 p = snakemake.params  # noqa: F821
 dataset = Dataset.read(p.data_dir)
 _, qrels = dataset.split(p.split)
 run = read_table(snakemake.input.run, "run")  # noqa: F821
-per_query = per_query_metrics(run, qrels, p.dataset, len(dataset.corpus), p.metrics)
+inv_prop = None
+if any(m.startswith("psp@") for m in p.metrics):  # propensities from the train split's label counts
+    inv_prop = train_inverse_propensity(dataset, p.propensity)
+per_query = per_query_metrics(run, qrels, p.dataset, len(dataset.corpus), p.metrics, inv_prop=inv_prop,
+                              doc_ids=dataset.corpus.doc_id.astype(str).to_numpy())
 write_table(per_query, "per_query", snakemake.output[0], meta={"split": p.split})  # noqa: F821
