@@ -37,6 +37,7 @@ wildcard_constraints:
 
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
+include: "workflow/rules/tune.smk"
 include: "workflow/rules/index.smk"
 include: "workflow/rules/search.smk"
 include: "workflow/rules/evaluate.smk"

@@ -1,0 +1,23 @@
+# Tuning on the dev split (never the test split): the tree shape, compared with the tree alone
+# trained on the frozen pretrained embeddings. Not part of `all`: its table documents how the
+# config's train.height/branching were chosen; run `snakemake dev_tree_shape` to redo it.
+
+
+rule dev_tree_shape:
+    input:
+        data=DATA_FILES,
+        corpus=f"{R}/main/pre/emb/corpus.npy",
+        queries=f"{R}/main/pre/emb/queries.npy",
+    output:
+        table=f"{RES}/dev_tree_shape.parquet",
+        md=f"results/tables/{DS}_dev_tree_shape.md",
+    params:
+        data_dir=data_dir,
+        tuning=config["tuning"],
+    log:
+        f"logs/{DS}/dev_tree_shape.log",
+    threads: 1
+    conda:
+        ENV
+    script:
+        "../scripts/dev_tree_shape.py"
