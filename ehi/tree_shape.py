@@ -11,8 +11,8 @@ queries are routed and we record
 * ``dev_frac_scored``: that mean fraction (the real budget, from the leaf sizes),
 * the leaf balance (largest leaf / mean, empty leaves).
 
-The chosen shape is the one with the highest mean ``dev_pos_in_beam`` over seeds; the test
-queries are never read.
+The chosen shape is the balanced one (largest leaf at most 5x the mean, the method's bar) with the
+highest mean ``dev_pos_in_beam`` over seeds; the test queries are never read.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ehi.diagnostics import leaf_health
+from ehi.diagnostics import UNBALANCED_MAX_OVER_MEAN, leaf_health
 from ehi.indexer import TreeIndexer
 from ehi.losses import indexing_loss
 
@@ -90,9 +90,14 @@ def compare_shapes(doc_emb, q_emb, train_pairs, dev_pairs, shapes, fraction: flo
     return pd.DataFrame(rows)
 
 
-def choose(table: pd.DataFrame) -> tuple[int, int]:
-    """The (H, B) with the best mean dev_pos_in_beam (every shape at the same budget cap)."""
-    best = table.groupby(["height", "branching"]).dev_pos_in_beam.mean().idxmax()
+def choose(table: pd.DataFrame, max_over_mean: float = UNBALANCED_MAX_OVER_MEAN) -> tuple[int, int]:
+    """The (H, B) with the best mean dev_pos_in_beam among the balanced shapes (mean largest leaf
+    at most ``max_over_mean`` times the mean leaf, the method's balance bar); all shapes when none
+    is balanced. Without the bar, more leaves always look better on routing while their budget
+    estimate rests on a few huge leaves and many empty ones."""
+    means = table.groupby(["height", "branching"])[["dev_pos_in_beam", "leaf_max_over_mean"]].mean()
+    balanced = means[means.leaf_max_over_mean <= max_over_mean]
+    best = (balanced if len(balanced) else means).dev_pos_in_beam.idxmax()
     return int(best[0]), int(best[1])
 
 
