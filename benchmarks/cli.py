@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from ehi.io import write_parquet
 
-from benchmarks import build, data, report, search, systems, training
+from benchmarks import build, data, report, search, stream, systems, training
 from benchmarks.settings import settings
 
 log = logging.getLogger(__name__)
@@ -58,18 +58,23 @@ def run_training(s: dict, out: dict, threads: int) -> None:
         _write(df, out[key], s)
 
 
+def run_stream(s: dict, out: dict, threads: int) -> None:
+    _write(stream.run(s["max_queries"], n_docs=s.get("n_docs", 3000), lengths=s.get("lengths")), out["stream"], s)
+
+
 def run_report(s: dict, out: dict, threads: int) -> None:
     report.write(Path(out["summary"]).parent, quick=bool(s["quick"]), notes=s.get("notes"))
 
 
 RULES = {"bench_search": run_search, "bench_build": run_build, "bench_training": run_training,
-         "bench_report": run_report}
+         "bench_stream": run_stream, "bench_report": run_report}
 
 OUTPUTS = {
     "bench_search": {"curves": "search_curves.parquet", "matched": "search_matched.parquet"},
     "bench_build": {"builds": "build.parquet", "beams": "beams.parquet"},
     "bench_training": {"steps": "training_steps.parquet", "reindex": "reindex.parquet",
                        "efficiency": "efficiency.parquet"},
+    "bench_stream": {"stream": "stream.parquet"},
     "bench_report": {"summary": "summary.md"},
 }
 

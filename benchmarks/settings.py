@@ -11,6 +11,7 @@ QUICK = {
                "systems": ["ehi-scan", "faiss-ivf", "faiss-hnsw", "scann", "scann-ah"]},
     "build": {"sizes": [10_000, 100_000], "n_queries": 200, "repeats_small": 3, "big": 100_000, "tree_steps": 50},
     "training": {"steps": 2, "batch_size": 8, "n_docs": 200, "n_queries": 100, "threads": 1},
+    "stream": {"max_queries": 10_000},
 }
 FULL = {
     "search": {"datasets": [["scifact", None], ["synthetic", 1_000_000]], "n_queries": 1000, "rounds": 3,
@@ -18,6 +19,7 @@ FULL = {
     "build": {"sizes": [10_000, 100_000, 1_000_000], "n_queries": 500, "repeats_small": 3, "big": 1_000_000,
               "tree_steps": 300},
     "training": {"steps": 10, "batch_size": 16, "n_docs": 1000, "n_queries": 400, "threads": 1},
+    "stream": {"max_queries": 100_000},  # issue 8: a stream of 100,000 queries, bounded memory
 }
 
 

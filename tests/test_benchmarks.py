@@ -17,6 +17,7 @@ TINY = {
     "build": {"sizes": [2000], "n_queries": 30, "repeats_small": 1, "big": 2000, "tree_steps": 5,
               "systems": ["ehi-scan", "faiss-ivf"]},
     "training": {"steps": 1, "batch_size": 4, "n_docs": 120, "n_queries": 40, "encoder": "tiny-random"},
+    "stream": {"max_queries": 40, "n_docs": 200, "lengths": [4, 40]},
 }
 
 
@@ -83,3 +84,11 @@ def test_interpolation_never_extrapolates():
     assert 100 < at["qps"] < 200
     assert np.isnan(search._interp(curve, "recall", 0.99, ["qps"])["qps"])
     assert np.isnan(search._interp(curve, "frac_scored", 0.005, ["qps"], log_x=True)["qps"])
+
+
+def test_stream_load_reports_peak_rss_per_stream_length(out):
+    table = read_table(out / "stream.parquet")
+    assert table.n_queries.tolist() == [4, 40]
+    assert (table.peak_rss_mib > 0).all() and table.peak_over_shortest.iloc[0] == 1.0
+    assert np.isfinite(table.peak_over_shortest).all() and (table.queries_per_second > 0).all()
+    assert "## 7. Load" in (out / "summary.md").read_text()

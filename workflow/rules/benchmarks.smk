@@ -62,11 +62,28 @@ rule bench_training:
         "../../benchmarks/snake.py"
 
 
+rule bench_stream:
+    output:
+        stream=f"{BENCH}/stream.parquet",
+    params:
+        settings={**BENCH_SETTINGS["stream"], "quick": QUICK, "version": BENCH_VERSION},
+    log:
+        "logs/benchmarks/stream.log",
+    benchmark:
+        "logs/benchmarks/stream.tsv"
+    threads: 1
+    conda:
+        ENV
+    script:
+        "../../benchmarks/snake.py"
+
+
 rule bench_report:
     input:
         rules.bench_search.output,
         rules.bench_build.output,
         rules.bench_training.output,
+        rules.bench_stream.output,
         notes="benchmarks/notes.md",
     output:
         summary=f"{BENCH}/summary.md",
