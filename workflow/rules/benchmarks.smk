@@ -1,11 +1,12 @@
 # Performance benchmarks (issue 7): EHI's search, index build, training overhead, hardware
 # efficiency, scaling and memory against FAISS and ScaNN. The measurements live in `benchmarks/`
 # (one module per family); every rule runs benchmarks/snake.py, which dispatches on the rule name.
-# `--config quick=true` picks the small sizes (benchmarks.cli.QUICK). Outputs are committed under
-# results/benchmarks/; cached embeddings go to resources/benchmarks/ (git-ignored).
+# `--config quick=true` picks the small sizes (benchmarks.settings.QUICK) and writes under
+# results/benchmarks/quick/. Outputs are committed under results/benchmarks/; cached embeddings go to resources/benchmarks/ (git-ignored).
 
-BENCH = "results/benchmarks"
 QUICK = str(config["quick"]).lower() == "true"  # `--config quick=true` arrives as a string
+# quick mode writes beside, never over, the committed full results
+BENCH = "results/benchmarks/quick" if QUICK else "results/benchmarks"
 BENCH_SETTINGS = __import__("benchmarks.settings", fromlist=["settings"]).settings(QUICK)
 BENCH_VERSION = 1  # bump when benchmarks/ changes what it measures
 
