@@ -27,9 +27,15 @@ def gini(sizes: np.ndarray) -> float:
     return float((2 * ranks - n - 1) @ x / (n * total))
 
 
-def leaf_size_stats(doc_leaf: np.ndarray, n_leaves: int) -> dict[str, float]:
-    """Distribution of documents over leaves; ``doc_leaf`` (N,) leaf id per document."""
-    sizes = np.bincount(np.asarray(doc_leaf, dtype=np.int64), minlength=n_leaves)
+def leaf_sizes(doc_leaf: np.ndarray, n_leaves: int) -> np.ndarray:
+    """Documents per leaf (L,) from ``doc_leaf`` (N,), the leaf id of each document."""
+    return np.bincount(np.asarray(doc_leaf, dtype=np.int64), minlength=n_leaves)
+
+
+def leaf_size_stats(sizes: np.ndarray) -> dict[str, float]:
+    """Distribution of documents over leaves, from the leaf sizes (L,): the one place these
+    numbers are computed (training log, leaf-balance table, dev tree-shape table)."""
+    sizes = np.asarray(sizes)
     mean = sizes.mean()
     return {
         "leaf_min": int(sizes.min()),
@@ -102,10 +108,11 @@ def tree_diagnostics(indexer: TreeIndexer, doc_leaf, q_emb, pair_query, pair_doc
                      beam: int | None = None) -> dict[str, float]:
     """Leaf-size statistics and routing recall together, as one row of the training log."""
     beam = beam or default_beam(indexer.n_leaves)
-    status, why = leaf_health(np.bincount(np.asarray(doc_leaf, dtype=np.int64), minlength=indexer.n_leaves))
+    sizes = leaf_sizes(doc_leaf, indexer.n_leaves)
+    status, why = leaf_health(sizes)
     if status != "ok":  # the epoch log keeps the numbers; say it in words where people look
         log.warning("tree after this epoch: %s", why)
     return {
-        **leaf_size_stats(doc_leaf, indexer.n_leaves),
+        **leaf_size_stats(sizes),
         **routing_recall(indexer, q_emb, pair_query, pair_doc, doc_leaf, beam),
     }

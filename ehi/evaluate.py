@@ -84,21 +84,27 @@ def _ranx_run(group: pd.DataFrame):
     return Run.from_df(frame, q_id_col="q_id", doc_id_col="doc_id", score_col="score")
 
 
-def _psp(group: pd.DataFrame, qids: list[str], qrels_df: pd.DataFrame, doc_ids, inv_prop, ks) -> dict:
-    """psp@k per query of one search, in ``qids`` order (ehi.xmc conventions)."""
+def _psp_scorer(qids: list[str], qrels_df: pd.DataFrame, doc_ids, inv_prop, ks):
+    """A function: one search's run rows -> psp@k per query in ``qids`` order (ehi.xmc
+    conventions). The label matrix and id lookups are built once for every search of a run."""
     from ehi.xmc import label_matrix, xmc_metrics
 
     row_of = pd.Series(np.arange(len(doc_ids)), index=pd.Index(np.asarray(doc_ids).astype(str)))
-    width = max(ks)
-    ranked = np.full((len(qids), width), -1, dtype=np.int64)
-    top = group[group["rank"] <= width]
-    q_pos = pd.Series(np.arange(len(qids)), index=qids).reindex(top.query_id.astype(str))
-    keep = q_pos.notna().to_numpy()
-    ranked[q_pos.to_numpy()[keep].astype(np.int64), top["rank"].to_numpy()[keep] - 1] = \
-        row_of.loc[top.doc_id.astype(str)].to_numpy()[keep]
+    q_pos = pd.Series(np.arange(len(qids)), index=qids)
     labels = label_matrix(qrels_df[qrels_df.relevance > 0], qids, row_of.index)
-    out = xmc_metrics(ranked, labels, inv_prop, ks)
-    return {f"psp@{k}": out[f"psp@{k}"] for k in ks}
+    width = max(ks)
+
+    def score(group: pd.DataFrame) -> dict:
+        ranked = np.full((len(qids), width), -1, dtype=np.int64)
+        top = group[group["rank"] <= width]
+        pos = q_pos.reindex(top.query_id.astype(str))
+        keep = pos.notna().to_numpy()
+        ranked[pos.to_numpy()[keep].astype(np.int64), top["rank"].to_numpy()[keep] - 1] = \
+            row_of.loc[top.doc_id.astype(str)].to_numpy()[keep]
+        out = xmc_metrics(ranked, labels, inv_prop, ks)
+        return {f"psp@{k}": out[f"psp@{k}"] for k in ks}
+
+    return score
 
 
 def per_query_metrics(run_df: pd.DataFrame, qrels_df: pd.DataFrame, dataset: str, corpus_size: int,
@@ -115,16 +121,16 @@ def per_query_metrics(run_df: pd.DataFrame, qrels_df: pd.DataFrame, dataset: str
                          "(propensities from the train split's label frequencies)")
     names = capped_metrics([m for m in metrics if not m.startswith("psp@")], corpus_size)
     computed = sorted(set(names.values()))
+    names.update({f"psp@{k}": f"psp@{k}" for k in psp_ks})
+    psp = _psp_scorer(list(_judged_qrels(qrels_df).keys()), qrels_df, doc_ids, inv_prop, psp_ks) if psp_ks else None
     frames = []
     for key, group in run_df.groupby(GROUP, sort=False):
         qrels = _judged_qrels(qrels_df)  # fresh each time: make_comparable must not leak across runs
         qids = list(qrels.keys())
         values = evaluate(qrels, _ranx_run(group), computed, return_mean=False, make_comparable=True) if computed else {}
         values = values if isinstance(values, dict) else {computed[0]: values}
-        if psp_ks:
-            extra = _psp(group, qids, qrels_df, doc_ids, inv_prop, psp_ks)
-            values = {**values, **extra}
-            names = {**names, **{m: m for m in extra}}
+        if psp is not None:
+            values = {**values, **psp(group)}
         n_scored = group.groupby("query_id").n_scored.first()
         frac = n_scored.reindex(qids).to_numpy(dtype=np.float64) / corpus_size
         for nominal, ranx_name in names.items():

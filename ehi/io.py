@@ -8,6 +8,7 @@ leaves either the old file or none, never a truncated one that a later rule woul
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -149,6 +150,15 @@ def read_provenance(path: str | os.PathLike) -> dict:
     meta = pq.read_schema(path).metadata or {}
     raw = meta.get(PROVENANCE_KEY)
     return json.loads(raw) if raw else {}
+
+
+def file_sha256(path: str | os.PathLike, chunk: int = 1 << 24) -> str:
+    """sha256 of a file's bytes, read in chunks (large corpora and shards do not fit in memory)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)
+    return h.hexdigest()
 
 
 def write_json(obj, path: str | os.PathLike) -> Path:

@@ -40,7 +40,7 @@ import numpy as np
 import torch
 
 from ehi import distributed
-from ehi.io import atomic_path
+from ehi.io import atomic_path, file_sha256, write_json
 
 log = logging.getLogger(__name__)
 
@@ -51,14 +51,6 @@ MANIFEST = "manifest.json"
 
 def shard_name(i: int) -> str:
     return f"shard-{i:05d}"
-
-
-def file_sha256(path: str | os.PathLike, chunk: int = 1 << 24) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 def texts_sha256(texts: Sequence[str]) -> str:
@@ -76,11 +68,6 @@ def weights_fingerprint(model: torch.nn.Module) -> str:
         h.update(name.encode())
         h.update(tensor.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
     return h.hexdigest()
-
-
-def _write_json(obj: dict, path: Path) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(obj, indent=1, sort_keys=True) + "\n")
 
 
 def _shard_done(out: Path, i: int, texts_hash: str, rows: int, dim: int) -> bool:
@@ -129,13 +116,13 @@ def encode_shards(texts: Sequence[str], encoder, out_dir: str | os.PathLike, sha
                 np.save(fh, emb.astype(DTYPE))
         entry = {"file": f"{name}.npy", "start": start, "rows": stop - start,
                  "sha256": file_sha256(out / f"{name}.npy"), "texts_sha256": texts_hash}
-        _write_json(entry, out / f"{name}.json")
+        write_json(entry, out / f"{name}.json")
         encoded += 1
         log.info("shard %d/%d: rows %d-%d", i + 1, n_shards, start, stop - 1)
     ctx.barrier()
     if ctx.is_main:
         entries = [json.loads((out / f"{shard_name(i)}.json").read_text()) for i in range(n_shards)]
-        _write_json({**spec, "shards": entries}, out / MANIFEST)
+        write_json({**spec, "shards": entries}, out / MANIFEST)
     ctx.barrier()
     return out / MANIFEST
 
@@ -151,7 +138,7 @@ def _check_spec(out: Path, spec: dict, ctx) -> None:
                              "use a new directory")
     ctx.barrier()  # every rank has read the old spec before rank 0 replaces it
     if ctx.is_main:
-        _write_json(spec, path)
+        write_json(spec, path)
         for stale in out.glob(".shard-*.tmp"):  # a killed job's temporary files (ehi.io.atomic_path)
             stale.unlink(missing_ok=True)
     ctx.barrier()

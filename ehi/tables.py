@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ehi import report
-from ehi.diagnostics import gini, leaf_health
+from ehi.diagnostics import leaf_health, leaf_size_stats
 from ehi.evaluate import kmr_table
 from ehi.io import read_table
 
@@ -43,10 +43,10 @@ def leaf_balance(leaves: dict[str, pd.DataFrame]) -> pd.DataFrame:
     rows = []
     for variant, df in leaves.items():
         sizes = df["size"].to_numpy()
-        rows.append({"variant": variant, "leaves": len(sizes), "empty": int((sizes == 0).sum()),
-                     "min": int(sizes.min()), "median": float(np.median(sizes)), "max": int(sizes.max()),
-                     "max/mean": float(sizes.max() / sizes.mean()), "gini": float(gini(sizes)),
-                     "status": leaf_health(sizes)[0]})
+        s = leaf_size_stats(sizes)
+        rows.append({"variant": variant, "leaves": len(sizes), "empty": s["leaf_empty"], "min": s["leaf_min"],
+                     "median": s["leaf_median"], "max": s["leaf_max"], "max/mean": s["leaf_max_over_mean"],
+                     "gini": s["leaf_gini"], "status": leaf_health(sizes)[0]})
     return pd.DataFrame(rows)
 
 

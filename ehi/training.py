@@ -234,10 +234,17 @@ def mine_negatives(data: TrainData, cache: dict, q_rows, pos_rows, k: int, rng, 
     return out
 
 
-def negative_mask(data: TrainData, q_rows, doc_rows, k: int, in_batch: bool) -> torch.Tensor:
-    """(n, m) True where batch document j is a valid negative for query i (unjudged for it)."""
+def relevance_mask(data: TrainData, q_rows, doc_rows) -> np.ndarray:
+    """(n, m) True where batch document j is judged relevant to query i."""
+    return np.stack([np.isin(doc_rows, data.relevant[q]) for q in q_rows])
+
+
+def negative_mask(data: TrainData, q_rows, doc_rows, k: int, in_batch: bool,
+                  relevant: np.ndarray | None = None) -> torch.Tensor:
+    """(n, m) True where batch document j is a valid negative for query i (unjudged for it).
+    ``relevant``: the batch's :func:`relevance_mask`, when the caller already has it."""
     n = len(q_rows)
-    mask = np.stack([~np.isin(doc_rows, data.relevant[q]) for q in q_rows])
+    mask = ~(relevance_mask(data, q_rows, doc_rows) if relevant is None else relevant)
     if not in_batch:  # keep only each query's own hard negatives (columns n + i*k ...)
         own = np.zeros_like(mask)
         for i in range(n):
@@ -253,8 +260,9 @@ def train_step(batch, data, cache, rng, encoder, indexer, cfg, device, towers=No
     q_rows, pos_rows = data.pair_q[batch], data.pair_d[batch]
     negs = mine_negatives(data, cache, q_rows, pos_rows, cfg.n_negatives, rng, cfg)  # (n, k)
     doc_rows = np.concatenate([pos_rows, negs.ravel()])  # (m,) positives first
-    mask = negative_mask(data, q_rows, doc_rows, cfg.n_negatives, cfg.in_batch_negatives).to(device)
-    positives = torch.from_numpy(np.stack([np.isin(doc_rows, data.relevant[q]) for q in q_rows])).to(device)
+    relevant = relevance_mask(data, q_rows, doc_rows)  # (n, m)
+    mask = negative_mask(data, q_rows, doc_rows, cfg.n_negatives, cfg.in_batch_negatives, relevant).to(device)
+    positives = torch.from_numpy(relevant).to(device)
     amp = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else contextlib.nullcontext()
     neighbour = indexer is not None and cfg.lambda_neighbour > 0
     with amp:

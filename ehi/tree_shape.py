@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ehi.diagnostics import UNBALANCED_MAX_OVER_MEAN, leaf_health
+from ehi.diagnostics import UNBALANCED_MAX_OVER_MEAN, leaf_health, leaf_size_stats, leaf_sizes
 from ehi.indexer import TreeIndexer
 from ehi.losses import indexing_loss
 
@@ -60,7 +60,7 @@ def dev_routing(tree: TreeIndexer, doc_emb: np.ndarray, q_emb: np.ndarray, pairs
     """Routing quality of ``tree`` on the dev pairs at the largest beam whose visited leaves hold
     at most ``fraction`` of the corpus on average (the KMR budget, from the real leaf sizes)."""
     doc_leaf = tree.assign_leaves(doc_emb)
-    sizes = np.bincount(doc_leaf, minlength=tree.n_leaves)
+    sizes = leaf_sizes(doc_leaf, tree.n_leaves)
     pq, pd_ = pairs
     queries = np.unique(pq)
     where = pd.Series(np.arange(len(queries)), index=queries).loc[pq].to_numpy()
@@ -73,9 +73,9 @@ def dev_routing(tree: TreeIndexer, doc_emb: np.ndarray, q_emb: np.ndarray, pairs
             break
         hit = (leaves[where] == doc_leaf[pd_][:, None]).any(axis=1)
         best = {"beam": beam, "dev_pos_in_beam": float(hit.mean()), "dev_frac_scored": float(frac_scored)}
-    status, _ = leaf_health(sizes)
-    return {**best, "leaf_max_over_mean": float(sizes.max() / sizes.mean()), "empty_leaves": int((sizes == 0).sum()),
-            "leaf_status": status}
+    stats = leaf_size_stats(sizes)
+    return {**best, "leaf_max_over_mean": stats["leaf_max_over_mean"], "empty_leaves": stats["leaf_empty"],
+            "leaf_status": leaf_health(sizes)[0]}
 
 
 def compare_shapes(doc_emb, q_emb, train_pairs, dev_pairs, shapes, fraction: float = 0.1, steps: int = 300,

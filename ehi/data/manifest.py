@@ -13,28 +13,21 @@ still match the manifest is taken as unchanged (as rsync and make do); any other
 
 from __future__ import annotations
 
-import hashlib
+import json
 import os
 from pathlib import Path
 
+from ehi import __version__
 from ehi.data.validate import DataError
-from ehi.io import write_json
+from ehi.io import file_sha256, write_json
 
 MANIFEST = "manifest.json"
 TABLES = ("corpus.parquet", "queries.parquet", "qrels.parquet")
 
 
-def sha256_of(path: Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
-
-
 def file_record(path: Path) -> dict:
     st = path.stat()
-    return {"sha256": sha256_of(path), "bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
+    return {"sha256": file_sha256(path), "bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
 
 
 def source_files(dataset_cfg: dict) -> list[Path]:
@@ -48,12 +41,10 @@ def source_files(dataset_cfg: dict) -> list[Path]:
         root = Path(dataset_cfg.get("cache_dir", "resources/downloads")).expanduser() / dataset_cfg["source"]
     if root.is_file():
         return [root]
-    return sorted(p for p in root.rglob("*") if p.is_file() and not any(s.startswith(".") for s in p.parts[-1:]))
+    return sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith("."))
 
 
 def build_manifest(dataset_cfg: dict, data_dir: str | os.PathLike, split_counts: dict[str, int]) -> dict:
-    from ehi import __version__
-
     data_dir = Path(data_dir)
     return {
         "dataset": dataset_cfg.get("name"),
@@ -78,7 +69,7 @@ def _changed(path: Path, record: dict) -> str | None:
     st = path.stat()
     if st.st_size == record["bytes"] and st.st_mtime_ns == record["mtime_ns"]:
         return None  # untouched: skip the hash
-    digest = sha256_of(path)
+    digest = file_sha256(path)
     return None if digest == record["sha256"] else f"sha256 {digest[:12]}..., manifest says {record['sha256'][:12]}..."
 
 
@@ -88,8 +79,6 @@ def check_manifest(data_dir: str | os.PathLike) -> dict | None:
     path = Path(data_dir) / MANIFEST
     if not path.exists():
         return None
-    import json
-
     manifest = json.loads(path.read_text())
     problems = []
     for name, record in manifest["source_files"].items():

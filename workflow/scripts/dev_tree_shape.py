@@ -6,6 +6,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir)))  # noqa: F821 (snakemake is injected)
 from _common import setup  # noqa: E402
 
+import pyarrow as pa  # noqa: E402
+
 from ehi.data.dataset import Dataset  # noqa: E402
 from ehi.embed import load_array  # noqa: E402
 from ehi.io import atomic_path, write_parquet  # noqa: E402
@@ -20,9 +22,8 @@ if len(dev[0]) == 0:
     raise SystemExit(f"dataset {dataset.name!r} has no judged dev queries: set dataset.dev_fraction to carve some")
 table = compare_shapes(load_array(inp.corpus), load_array(inp.queries), train, dev,
                        [tuple(s) for s in t["tree_shapes"]], t["fraction"], t["steps"], range(t["seeds"]))
-import pyarrow as pa  # noqa: E402
-
 write_parquet(pa.Table.from_pandas(table, preserve_index=False), out.table, {"kind": "dev_tree_shape", "tuning": t})
+chosen = choose(table)
 with atomic_path(out.md) as tmp:
-    tmp.write_text(summary_markdown(table, t["fraction"], choose(table)))
-log.info("chosen on dev: height=%d, branching=%d", *choose(table))
+    tmp.write_text(summary_markdown(table, t["fraction"], chosen))
+log.info("chosen on dev: height=%d, branching=%d", *chosen)
