@@ -150,3 +150,37 @@ def significance_report(per_query: pd.DataFrame, metrics, targets=TARGETS, n_per
                                        n_permutations=n_permutations, seed=seed, alpha=alpha)
             frames.append(table.assign(family=family))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def ablation_significance(per_query: pd.DataFrame, ablations: dict[str, list[str]], metrics, budget: float = 0.1,
+                          n_permutations: int = 10_000, seed: int = 0, alpha: float = 0.05,
+                          confidence: float = 0.95) -> pd.DataFrame:
+    """Each ablation variant against the main setting, paired over queries.
+
+    Two searches per variant: EHI's tree at its KMR point under ``budget`` and EHI's exact search
+    (``system_a`` / ``system_b`` are the same system, ``variant`` vs ``main``). Holm's correction
+    runs over one ablation's comparisons (every variant x search) for each metric and test: one
+    family is one ablation table's column of p-values. Variants without per-query results are skipped.
+    """
+    summary = summarize(per_query)
+    frames = []
+    for name, variants in ablations.items():
+        for metric in metrics:
+            kmr = kmr_table(summary, [budget, 1.0], metric)
+            records = []
+            for dataset in kmr.dataset.unique():
+                for variant in variants:
+                    for system, target in (("ehi+tree", budget), ("ehi+exact", 1.0)):
+                        ref = _point(kmr[kmr.variant == variant], dataset, system, target)
+                        main = _point(kmr[kmr.variant == "main"], dataset, system, target)
+                        if ref is not None and main is not None:
+                            records += [{**row, "ablation": name, "variant": variant}
+                                        for row in _compare(per_query, ref, main, metric, n_permutations, seed, confidence)]
+            if records:
+                frames.append(pd.DataFrame(records))
+    if not frames:
+        return pd.DataFrame()
+    out = pd.concat(frames, ignore_index=True)
+    out["p_adjusted"] = out.groupby(["dataset", "ablation", "metric", "test"]).p_value.transform(holm)
+    out["significant"] = out.p_adjusted < alpha
+    return out

@@ -17,10 +17,13 @@ from ehi import report
 from ehi.diagnostics import leaf_health, leaf_size_stats
 from ehi.evaluate import kmr_table
 from ehi.io import read_table
+from ehi.stats import ablation_significance
 
 log = logging.getLogger(__name__)
 
 ABLATION_BUDGET = 0.1  # ablations compare EHI's tree at this fraction of documents scored
+ABLATION_SYSTEMS = ("ehi+tree", "ehi+exact")  # what an ablation table compares
+SIGNIFICANCE_ALPHA = 0.05
 
 
 def _pct(target: float) -> str:
@@ -78,6 +81,28 @@ def ablation_table(summaries: dict[str, pd.DataFrame], ablations: dict[str, list
     return pd.DataFrame(rows)
 
 
+def ablation_per_query(results: Path, ablations: dict[str, list[str]]) -> pd.DataFrame:
+    """Per-query metrics of EHI's tree and exact search in the main setting and every ablation variant."""
+    variants = ["main", *dict.fromkeys(v for vs in ablations.values() for v in vs)]
+    paths = [results / v / "per_query" / f"{system}.parquet" for v in variants for system in ABLATION_SYSTEMS]
+    frames = [read_table(p, "per_query") for p in paths if p.exists()]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def ablation_significance_table(sig: pd.DataFrame) -> pd.DataFrame:
+    """One row per (ablation, variant, search, metric): main vs variant and both Holm-adjusted p-values."""
+    if sig.empty:
+        return pd.DataFrame(columns=["ablation", "variant", "search", "metric", "main", "variant value", "delta"])
+    sig = sig.assign(search=np.where(sig.system_a == "ehi+tree", f"tree @{_pct(ABLATION_BUDGET)}", "exact"))
+    keys = ["ablation", "variant", "search", "metric"]
+    wide = sig.pivot_table(index=keys, columns="test", values="p_adjusted", sort=False).reset_index()
+    wide.columns = [f"p_adj {c}" if c in ("t-test", "randomization") else c for c in wide.columns]
+    means = sig.drop_duplicates(keys)[[*keys, "mean_b", "mean_a", "delta"]]
+    table = means.rename(columns={"mean_b": "main", "mean_a": "variant value"}).merge(wide, on=keys)
+    table["significant"] = np.where(table["p_adj randomization"] < SIGNIFICANCE_ALPHA, "yes", "no")
+    return table
+
+
 def timings_table(results: Path, variants) -> pd.DataFrame:
     rows = []
     for variant in variants:
@@ -119,6 +144,13 @@ def build_report(results_dir: str | os.PathLike, dataset: str, variants, ablatio
     for name in ablations:
         rows = abl[abl.ablation == name]
         report.plot_ablation(rows, rows.columns[2], figures / f"ablation_{name}.png", title=f"{dataset}: ablation {name}")
+    sig = ablation_significance(ablation_per_query(results, ablations), ablations, metrics, ABLATION_BUDGET,
+                                alpha=SIGNIFICANCE_ALPHA)
+    report.render_table(ablation_significance_table(sig), tables / f"{dataset}_ablation_significance",
+                       caption=f"{dataset}: each ablation variant against the main setting, paired over queries "
+                               f"(EHI's tree at <= {_pct(ABLATION_BUDGET)} of documents scored, and exact search); "
+                               "p-values Holm-adjusted over one ablation's variants and searches per metric and test; "
+                               f"'significant': randomization test, adjusted p < {SIGNIFICANCE_ALPHA}")
     report.render_table(timings_table(results, variants), tables / f"{dataset}_timings", caption=f"{dataset}: wall-clock seconds per stage",
                        floatfmt=".1f")
     logs = {p.stem: read_table(p) for p in sorted((results / "main" / "train_log").glob("*.parquet"))}

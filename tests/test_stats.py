@@ -9,7 +9,7 @@ from scipy import stats
 
 from ehi.evaluate import summarize
 from ehi.io import read_table, write_table
-from ehi.stats import holm, paired_tests, randomization_test, significance_table
+from ehi.stats import ablation_significance, holm, paired_tests, randomization_test, significance_table
 
 
 def test_identical_runs_give_p_one():
@@ -76,3 +76,35 @@ def test_significance_table_compares_the_reference_at_each_target(tmp_path):
     assert table[table.test == "randomization"].n_permutations.eq(2000).all()
     back = read_table(write_table(table, "significance", tmp_path / "sig.parquet"), "significance")
     assert len(back) == len(table) and back.significant.dtype == bool
+
+
+def test_ablation_significance_pairs_each_variant_with_main_per_search():
+    """A variant far ahead of main at exact search and equal in the tree; a variant never searched is skipped."""
+    rng = np.random.default_rng(3)
+    n = 150
+    truth = rng.random(n)
+    ahead = np.clip(truth + 0.2 + 0.05 * rng.standard_normal(n), 0, 1)
+    curves = {  # (variant, system): [(beam, frac_visited, values)]
+        ("main", "ehi+tree"): [(1, 0.05, truth * 0.5), (4, 0.2, truth)],
+        ("main", "ehi+exact"): [(0, 1.0, truth)],
+        ("loss~x", "ehi+tree"): [(1, 0.08, truth * 0.5), (4, 0.3, ahead)],
+        ("loss~x", "ehi+exact"): [(0, 1.0, ahead)],
+    }
+    per_query = pd.concat([pd.DataFrame({"dataset": "toy", "system": s, "variant": v, "budget_param": "beam",
+                                         "budget_value": b, "frac_visited": f, "query_id": [f"q{i}" for i in range(n)],
+                                         "metric": "ndcg@10", "value": vals})
+                           for (v, s), pts in curves.items() for b, f, vals in pts], ignore_index=True)
+    sig = ablation_significance(per_query, {"loss": ["loss~x", "loss~never_run"]}, ["ndcg@10"], budget=0.1,
+                                n_permutations=2000)
+    assert set(sig.variant) == {"loss~x"} and len(sig) == 4  # 2 searches x 2 tests
+    tree = sig[sig.system_a == "ehi+tree"]
+    # the tree is compared at each one's point under 10 % (beam 1), where both score truth * 0.5
+    np.testing.assert_allclose(tree.budget_a, 0.08)
+    np.testing.assert_allclose(tree.budget_b, 0.05)
+    assert (tree.delta == 0).all() and (tree.p_value == 1.0).all() and not tree.significant.any()
+    exact = sig[sig.system_a == "ehi+exact"]
+    assert exact.delta.iloc[0] == pytest.approx((ahead - truth).mean())
+    assert (exact.p_value < 0.01).all() and exact.significant.all()
+    # Holm over the family of one ablation: each test's two comparisons are adjusted together
+    for _, family in sig.groupby("test"):
+        np.testing.assert_allclose(family.p_adjusted, holm(family.p_value))

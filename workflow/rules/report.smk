@@ -12,10 +12,14 @@ rule tables:
         significance=cached(f"{RES}/significance.parquet"),
         train_logs=[cached(p) for v in VARIANTS for p in outputs_of(v)[1:]],
         leaves=[cached(f"{RES}/{v}/leaves.parquet") for v in VARIANTS if any(s.startswith("ehi+tree") for s in variant_systems(v))],
+        # the ablation significance pairs EHI's searches of each variant with the main setting's
+        ablation_per_query=[cached(f"{RES}/{v}/per_query/{s}.parquet") for v in VARIANTS
+                            for s in ("ehi+tree", "ehi+exact") if ABLATIONS and s in variant_systems(v)],
     output:
         kmr=report(f"results/tables/{DS}_kmr.md", category="Tables", caption="../report/kmr_table.rst"),
         significance=f"results/tables/{DS}_significance.md",
         ablations=f"results/tables/{DS}_ablations.md",
+        ablation_significance=f"results/tables/{DS}_ablation_significance.md",
         leaf_balance=f"results/tables/{DS}_leaf_balance.md",
         timings=f"results/tables/{DS}_timings.md",
         figures=report(directory(f"results/figures/{DS}"), patterns=["{name}.png"], category="Figures", caption="../report/figures.rst"),
