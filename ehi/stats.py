@@ -162,6 +162,8 @@ def ablation_significance(per_query: pd.DataFrame, ablations: dict[str, list[str
     runs over one ablation's comparisons (every variant x search) for each metric and test: one
     family is one ablation table's column of p-values. Variants without per-query results are skipped.
     """
+    if per_query.empty or not ablations:
+        return pd.DataFrame()
     summary = summarize(per_query)
     frames = []
     for name, variants in ablations.items():

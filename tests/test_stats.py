@@ -108,3 +108,8 @@ def test_ablation_significance_pairs_each_variant_with_main_per_search():
     # Holm over the family of one ablation: each test's two comparisons are adjusted together
     for _, family in sig.groupby("test"):
         np.testing.assert_allclose(family.p_adjusted, holm(family.p_value))
+
+
+def test_ablation_significance_without_ablations_or_results_is_empty():
+    assert ablation_significance(pd.DataFrame(), {"loss": ["loss~x"]}, ["ndcg@10"]).empty
+    assert ablation_significance(_per_query(np.random.default_rng(0)), {}, ["ndcg@10"]).empty
