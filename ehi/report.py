@@ -118,15 +118,21 @@ def plot_training(logs: dict[str, pd.DataFrame], path: str | os.PathLike) -> Pat
     return save_figure(fig, path)
 
 
-def plot_ablation(table: pd.DataFrame, value_col: str, path: str | os.PathLike, title: str) -> Path:
-    """Horizontal bars: one per ablation variant, the main setting highlighted."""
-    fig, ax = plt.subplots(figsize=(6.4, 0.45 * len(table) + 1.2))
+def plot_ablation(table: pd.DataFrame, value_cols, path: str | os.PathLike, title: str) -> Path:
+    """Horizontal bars, one panel per column (e.g. the tree at a budget and exact search): one bar
+    per ablation variant, the main setting highlighted. A loss can move the two in opposite ways,
+    so they are drawn side by side."""
+    value_cols = [value_cols] if isinstance(value_cols, str) else list(value_cols)
+    fig, axes = plt.subplots(1, len(value_cols), figsize=(4.2 * len(value_cols) + 2.2, 0.45 * len(table) + 1.2),
+                             sharey=True, squeeze=False)
     colours = ["tab:red" if v == "main" else "tab:gray" for v in table.variant]
-    ax.barh(table.variant, table[value_col], color=colours)
-    for y, v in enumerate(table[value_col]):
-        if np.isfinite(v):
-            ax.text(v, y, f" {v:.3f}", va="center", fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlabel(value_col)
-    ax.set_title(title, fontsize=10)
+    for ax, col in zip(axes[0], value_cols):
+        ax.barh(table.variant, table[col], color=colours)
+        for y, v in enumerate(table[col]):
+            if np.isfinite(v):
+                ax.text(v, y, f" {v:.3f}", va="center", fontsize=8)
+        ax.set_xlabel(col)
+    axes[0][0].invert_yaxis()
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
     return save_figure(fig, path)

@@ -139,11 +139,11 @@ def build_report(results_dir: str | os.PathLike, dataset: str, variants, ablatio
     report.render_table(leaf_balance(leaves), tables / f"{dataset}_leaf_balance",
                        caption=" ".join([f"{dataset}: documents per leaf.", *warnings]))
     report.plot_leaf_sizes({v: df["size"].to_numpy() for v, df in leaves.items()}, figures / "leaf_sizes.png")
-    abl = ablation_table(summaries, ablations, metrics)  # every metric; the figure shows the first
+    abl = ablation_table(summaries, ablations, metrics)  # every metric; the figure shows the first (tree and exact)
     report.render_table(abl, tables / f"{dataset}_ablations", caption=f"{dataset}: ablations of EHI")
     for name in ablations:
         rows = abl[abl.ablation == name]
-        report.plot_ablation(rows, rows.columns[2], figures / f"ablation_{name}.png", title=f"{dataset}: ablation {name}")
+        report.plot_ablation(rows, rows.columns[2:4], figures / f"ablation_{name}.png", title=f"{dataset}: ablation {name}")
     sig = ablation_significance(ablation_per_query(results, ablations), ablations, metrics, ABLATION_BUDGET,
                                 alpha=SIGNIFICANCE_ALPHA)
     report.render_table(ablation_significance_table(sig), tables / f"{dataset}_ablation_significance",
