@@ -107,6 +107,13 @@ def test_end_to_end_writes_results_tables_and_figures(test_run):
             assert (tables / f"test_{name}{suffix}").stat().st_size > 0
     figures = sorted(p.name for p in (test_run / "results" / "figures" / "test").glob("*.png"))
     assert "leaf_sizes.png" in figures and "training.png" in figures and any(f.startswith("kmr_") for f in figures)
+    assert {"ablation_tree_shape.png", "ablation_loss_terms.png"} <= set(figures)
+    # every ablation variant is paired with the main setting at exact search, p-values in [0, 1]
+    sig = pd.read_csv(tables / "test_ablation_significance.csv")
+    exact = sig[sig.search == "exact"]
+    assert set(exact.variant) == {"height~1/branching~8", "lambda_indexing~0.0"}
+    assert len(exact) == 2 * 4  # one row per variant and metric (the default's four)
+    assert exact[["p_adj t-test", "p_adj randomization"]].stack().between(0, 1).all()
 
 
 def test_the_trained_index_answers_ehi_search(test_run, capsys):
