@@ -23,7 +23,6 @@ log = logging.getLogger(__name__)
 
 ABLATION_BUDGET = 0.1  # ablations compare EHI's tree at this fraction of documents scored
 ABLATION_SYSTEMS = ("ehi+tree", "ehi+exact")  # what an ablation table compares
-SIGNIFICANCE_ALPHA = 0.05
 
 
 def _pct(target: float) -> str:
@@ -99,7 +98,8 @@ def ablation_significance_table(sig: pd.DataFrame) -> pd.DataFrame:
     wide.columns = [f"p_adj {c}" if c in ("t-test", "randomization") else c for c in wide.columns]
     means = sig.drop_duplicates(keys)[[*keys, "mean_b", "mean_a", "delta"]]
     table = means.rename(columns={"mean_b": "main", "mean_a": "variant value"}).merge(wide, on=keys)
-    table["significant"] = np.where(table["p_adj randomization"] < SIGNIFICANCE_ALPHA, "yes", "no")
+    flags = sig[sig.test == "randomization"].set_index(keys).significant  # at the alpha the tests ran with
+    table["significant"] = np.where(table.set_index(keys).index.map(flags).astype(bool), "yes", "no")
     return table
 
 
@@ -118,7 +118,8 @@ def timings_table(results: Path, variants) -> pd.DataFrame:
 
 
 def build_report(results_dir: str | os.PathLike, dataset: str, variants, ablations: dict[str, list[str]],
-                 metrics, targets, tables_dir: str | os.PathLike, figures_dir: str | os.PathLike) -> None:
+                 metrics, targets, tables_dir: str | os.PathLike, figures_dir: str | os.PathLike,
+                 n_permutations: int = 10_000, seed: int = 0, alpha: float = 0.05) -> None:
     results, tables, figures = Path(results_dir), Path(tables_dir), Path(figures_dir)
     figures.mkdir(parents=True, exist_ok=True)
     summaries = {v: read_table(results / v / "summary.parquet", "summary") for v in variants
@@ -145,12 +146,12 @@ def build_report(results_dir: str | os.PathLike, dataset: str, variants, ablatio
         rows = abl[abl.ablation == name]
         report.plot_ablation(rows, rows.columns[2:4], figures / f"ablation_{name}.png", title=f"{dataset}: ablation {name}")
     sig = ablation_significance(ablation_per_query(results, ablations), ablations, metrics, ABLATION_BUDGET,
-                                alpha=SIGNIFICANCE_ALPHA)
+                                n_permutations=n_permutations, seed=seed, alpha=alpha)
     report.render_table(ablation_significance_table(sig), tables / f"{dataset}_ablation_significance",
                        caption=f"{dataset}: each ablation variant against the main setting, paired over queries "
                                f"(EHI's tree at <= {_pct(ABLATION_BUDGET)} of documents scored, and exact search); "
                                "p-values Holm-adjusted over one ablation's variants and searches per metric and test; "
-                               f"'significant': randomization test, adjusted p < {SIGNIFICANCE_ALPHA}")
+                               f"'significant': randomization test, adjusted p < {alpha}")
     report.render_table(timings_table(results, variants), tables / f"{dataset}_timings", caption=f"{dataset}: wall-clock seconds per stage",
                        floatfmt=".1f")
     logs = {p.stem: read_table(p) for p in sorted((results / "main" / "train_log").glob("*.parquet"))}

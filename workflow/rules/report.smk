@@ -30,6 +30,9 @@ rule tables:
         results_dir=lambda w, input: os.path.dirname(input.significance),
         metrics=config["evaluation"]["metrics"],
         targets=config["evaluation"]["targets"],
+        n_permutations=config["evaluation"]["n_permutations"],  # of the ablation significance tests
+        seed=config["evaluation"]["seed"],
+        alpha=config["evaluation"]["alpha"],
         version=VERSIONS["report"],
     log:
         f"logs/{DS}/tables.log",

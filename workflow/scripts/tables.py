@@ -11,4 +11,4 @@ from ehi.tables import build_report  # noqa: E402
 log = setup(snakemake)  # noqa: F821
 p, out = snakemake.params, snakemake.output  # noqa: F821
 build_report(p.results_dir, p.dataset, p.variants, p.ablations, p.metrics, p.targets,
-             Path(out.kmr).parent, out.figures)
+             Path(out.kmr).parent, out.figures, p.n_permutations, p.seed, p.alpha)
