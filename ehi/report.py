@@ -118,11 +118,10 @@ def plot_training(logs: dict[str, pd.DataFrame], path: str | os.PathLike) -> Pat
     return save_figure(fig, path)
 
 
-def plot_ablation(table: pd.DataFrame, value_cols, path: str | os.PathLike, title: str) -> Path:
+def plot_ablation(table: pd.DataFrame, value_cols: list[str], path: str | os.PathLike, title: str) -> Path:
     """Horizontal bars, one panel per column (e.g. the tree at a budget and exact search): one bar
     per ablation variant, the main setting highlighted. A loss can move the two in opposite ways,
     so they are drawn side by side."""
-    value_cols = [value_cols] if isinstance(value_cols, str) else list(value_cols)
     fig, axes = plt.subplots(1, len(value_cols), figsize=(4.2 * len(value_cols) + 2.2, 0.45 * len(table) + 1.2),
                              sharey=True, squeeze=False)
     colours = ["tab:red" if v == "main" else "tab:gray" for v in table.variant]

@@ -18,6 +18,8 @@ would return NaN on zero variance).
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -165,24 +167,25 @@ def ablation_significance(per_query: pd.DataFrame, ablations: dict[str, list[str
     if per_query.empty or not ablations:
         return pd.DataFrame()
     summary = summarize(per_query)
-    frames = []
-    for name, variants in ablations.items():
-        for metric in metrics:
-            kmr = kmr_table(summary, [budget, 1.0], metric)
-            records = []
-            for dataset in kmr.dataset.unique():
-                for variant in variants:
-                    for system, target in (("ehi+tree", budget), ("ehi+exact", 1.0)):
-                        ref = _point(kmr[kmr.variant == variant], dataset, system, target)
-                        main = _point(kmr[kmr.variant == "main"], dataset, system, target)
-                        if ref is not None and main is not None:
-                            records += [{**row, "ablation": name, "variant": variant}
-                                        for row in _compare(per_query, ref, main, metric, n_permutations, seed, confidence)]
-            if records:
-                frames.append(pd.DataFrame(records))
-    if not frames:
+    run = set(summary.variant)
+    if "main" not in run:
         return pd.DataFrame()
-    out = pd.concat(frames, ignore_index=True)
+    kmrs = {metric: kmr_table(summary, [budget, 1.0], metric) for metric in metrics}  # once per metric
+    searches = (("ehi+tree", budget), ("ehi+exact", 1.0))
+    records = []
+    for name, variants in ablations.items():
+        for metric, kmr in kmrs.items():
+            main = kmr[kmr.variant == "main"]
+            for dataset, variant, (system, target) in itertools.product(
+                    kmr.dataset.unique(), [v for v in variants if v in run], searches):
+                ref = _point(kmr[kmr.variant == variant], dataset, system, target)
+                base = _point(main, dataset, system, target)
+                if ref is not None and base is not None:
+                    records += [{**row, "ablation": name, "variant": variant}
+                                for row in _compare(per_query, ref, base, metric, n_permutations, seed, confidence)]
+    if not records:
+        return pd.DataFrame()
+    out = pd.DataFrame(records)
     out["p_adjusted"] = out.groupby(["dataset", "ablation", "metric", "test"]).p_value.transform(holm)
     out["significant"] = out.p_adjusted < alpha
     return out

@@ -80,9 +80,8 @@ def ablation_table(summaries: dict[str, pd.DataFrame], ablations: dict[str, list
     return pd.DataFrame(rows)
 
 
-def ablation_per_query(results: Path, ablations: dict[str, list[str]]) -> pd.DataFrame:
-    """Per-query metrics of EHI's tree and exact search in the main setting and every ablation variant."""
-    variants = ["main", *dict.fromkeys(v for vs in ablations.values() for v in vs)]
+def ablation_per_query(results: Path, variants) -> pd.DataFrame:
+    """Per-query metrics of EHI's tree and exact search in each variant (main and the ablations')."""
     paths = [results / v / "per_query" / f"{system}.parquet" for v in variants for system in ABLATION_SYSTEMS]
     frames = [read_table(p, "per_query") for p in paths if p.exists()]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -98,8 +97,9 @@ def ablation_significance_table(sig: pd.DataFrame) -> pd.DataFrame:
     wide.columns = [f"p_adj {c}" if c in ("t-test", "randomization") else c for c in wide.columns]
     means = sig.drop_duplicates(keys)[[*keys, "mean_b", "mean_a", "delta"]]
     table = means.rename(columns={"mean_b": "main", "mean_a": "variant value"}).merge(wide, on=keys)
-    flags = sig[sig.test == "randomization"].set_index(keys).significant  # at the alpha the tests ran with
-    table["significant"] = np.where(table.set_index(keys).index.map(flags).astype(bool), "yes", "no")
+    flags = sig.loc[sig.test == "randomization", [*keys, "significant"]]  # at the alpha the tests ran with
+    table = table.merge(flags, on=keys)
+    table["significant"] = np.where(table.significant, "yes", "no")
     return table
 
 
@@ -144,8 +144,9 @@ def build_report(results_dir: str | os.PathLike, dataset: str, variants, ablatio
     report.render_table(abl, tables / f"{dataset}_ablations", caption=f"{dataset}: ablations of EHI")
     for name in ablations:
         rows = abl[abl.ablation == name]
-        report.plot_ablation(rows, rows.columns[2:4], figures / f"ablation_{name}.png", title=f"{dataset}: ablation {name}")
-    sig = ablation_significance(ablation_per_query(results, ablations), ablations, metrics, ABLATION_BUDGET,
+        report.plot_ablation(rows, list(rows.columns[2:4]), figures / f"ablation_{name}.png", title=f"{dataset}: ablation {name}")
+    per_query = ablation_per_query(results, variants) if ablations else pd.DataFrame()
+    sig = ablation_significance(per_query, ablations, metrics, ABLATION_BUDGET,
                                 n_permutations=n_permutations, seed=seed, alpha=alpha)
     report.render_table(ablation_significance_table(sig), tables / f"{dataset}_ablation_significance",
                        caption=f"{dataset}: each ablation variant against the main setting, paired over queries "
