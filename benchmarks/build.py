@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ehi.anns import log_grid
+from ehi.search.registry import log_grid
 
 from benchmarks import systems
 from benchmarks.data import clustered
@@ -51,7 +51,7 @@ def child(name: str, n: int, n_queries: int, repeats: int, threads: int, tree_st
     import faiss
     import torch
 
-    from ehi.indexer import load_indexer
+    from ehi.model.tree import load_indexer
 
     faiss.omp_set_num_threads(threads)
     torch.set_num_threads(threads)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 
-from ehi.io import write_parquet
+from ehi.core.io import write_parquet
 
 from benchmarks import build, data, report, search, stream, systems, training
 from benchmarks.settings import settings

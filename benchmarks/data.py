@@ -58,7 +58,7 @@ def scifact(data_dir: str | os.PathLike = "../shared/data/scifact", max_length: 
     cache, or embeds ``data_dir`` (a local BEIR copy) through :mod:`ehi` and caches the result.
     Returns None, with a log line saying why, when none of these exists.
     """
-    from ehi.embed import load_array, save_array
+    from ehi.model.embed import load_array, save_array
 
     for folder in (SCIFACT_PRE, Path(cache) / "scifact"):
         if (folder / "corpus.npy").exists() and (folder / "queries.npy").exists():
@@ -71,7 +71,7 @@ def scifact(data_dir: str | os.PathLike = "../shared/data/scifact", max_length: 
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     from ehi.data.beir import load_beir
     from ehi.data.dataset import doc_texts
-    from ehi.encoder import load_encoder
+    from ehi.model.encoder import load_encoder
 
     dataset = load_beir(data_dir, name="scifact")
     encoder = load_encoder("minilm", max_length=max_length, device="cpu")

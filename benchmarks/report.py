@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ehi.io import read_provenance, read_table
+from ehi.core.io import read_provenance, read_table
 
 from benchmarks.search import FRAC_TARGETS, RECALL_TARGETS
 
@@ -158,10 +158,10 @@ def write(out: str | Path, quick: bool = False, notes: str | Path | None = None)
         "compare the ratios, which come from one run with systems measured in interleaved rounds, "
         "and read every timing as a median of repeated runs.\n",
         "**EHI here** is a `TreeIndexer` trained label-free on the frozen vectors (L_neighbour of "
-        "`ehi.losses`: each document shares its path with an embedding-space nearest neighbour; "
+        "`ehi.train.losses.objective`: each document shares its path with an embedding-space nearest neighbour; "
         "`standardize_` init; exact 10-NN within a sample of 20,000 documents; AdamW, lr 1e-2, "
         "512 anchors per step; the paper's indexer, not `per_node`), searched through "
-        "`ehi.scan.ScanIndex`: EHI's beam search picks the leaves, a FAISS IVF-Flat index whose inverted "
+        "`ehi.search.tree_scan.ScanIndex`: EHI's beam search picks the leaves, a FAISS IVF-Flat index whose inverted "
         "lists are EHI's leaves scans them with `search_preassigned`. `ehi-torch` is `EHIIndex.search` "
         "(small corpora only). Peers: FAISS IVF-Flat (sqrt(N) lists, spherical k-means), FAISS HNSW "
         "(M=16, efConstruction=100), ScaNN with exact scores in sqrt(N) partitions (`scann`) and with "

@@ -20,8 +20,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from ehi.anns import FlatSearcher
-from ehi.anns.tune import neighbor_recall
+from ehi.search.registry import FlatSearcher
+from ehi.search.tune import neighbor_recall
 
 from benchmarks import systems
 from benchmarks.tree import train_tree, tree_shape

@@ -26,12 +26,12 @@ import pandas as pd
 
 def build_index(out_dir: Path, encoder_name: str, n_docs: int) -> Path:
     """A search index over a synthetic corpus, with an untrained tree fitted to its embeddings."""
-    from ehi.api import save_search_index
+    from ehi.serve.api import save_search_index
     from ehi.data.synthetic import SyntheticConfig, generate
     from ehi.data.dataset import doc_texts
-    from ehi.encoder import load_encoder
-    from ehi.index import EHIIndex
-    from ehi.indexer import TreeIndexer
+    from ehi.model.encoder import load_encoder
+    from ehi.search.tree_index import EHIIndex
+    from ehi.model.tree import TreeIndexer
 
     data = generate(SyntheticConfig(n_docs=n_docs, n_queries=50))
     encoder = load_encoder(encoder_name, max_length=32, device="cpu", seed=0)
@@ -59,7 +59,7 @@ def peak_rss_of_search(index_dir: Path, queries: Path, batch_size: int) -> tuple
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
     start = time.perf_counter()
     with open(os.devnull, "w") as sink:
-        subprocess.run([sys.executable, "-m", "ehi.cli", "search", "--index", str(index_dir), "--queries-file",
+        subprocess.run([sys.executable, "-m", "ehi.serve.cli", "search", "--index", str(index_dir), "--queries-file",
                         str(queries), "--beam", "2", "-k", "10", "--batch-size", str(batch_size), "--device", "cpu"],
                        stdout=sink, check=True, env=env)
     seconds = time.perf_counter() - start
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=256)
     args = parser.parse_args(argv)
     table = run(args.max_queries, args.encoder, batch_size=args.batch_size)
-    from ehi.io import atomic_path
+    from ehi.core.io import atomic_path
 
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(args.out) as tmp:

@@ -1,7 +1,7 @@
 """The indexes the benchmarks compare, built the same way by every family.
 
-``ehi-scan`` is EHI as this package serves it at scale (:class:`ehi.scan.ScanIndex`: the tree
-routes, FAISS IVF-Flat scans the leaves); ``ehi-torch`` is :meth:`ehi.index.EHIIndex.search`
+``ehi-scan`` is EHI as this package serves it at scale (:class:`ehi.search.tree_scan.ScanIndex`: the tree
+routes, FAISS IVF-Flat scans the leaves); ``ehi-torch`` is :meth:`ehi.search.tree_index.EHIIndex.search`
 (torch gathers and scores the candidates), kept on small corpora to show what the scan buys.
 EHI's tree passes (assignment, routing) run on one torch thread: on this shared machine torch's
 2-thread pool made them 3-20x slower (barriers waiting for descheduled threads).
@@ -16,15 +16,15 @@ import time
 
 import numpy as np
 
-from ehi.anns import build_searcher, log_grid
-from ehi.anns.base import Searcher, pad_results
-from ehi.index import EHIIndex
-from ehi.scan import ScanIndex
+from ehi.search.registry import build_searcher, log_grid
+from ehi.search.base import Searcher, pad_results
+from ehi.search.tree_index import EHIIndex
+from ehi.search.tree_scan import ScanIndex
 
 EHI = ("ehi-scan", "ehi-torch")
 PEERS = ("faiss-ivf", "faiss-hnsw", "scann", "scann-ah")
 HNSW = {"M": 16, "ef_construction": 100}
-ROUTE_THREADS = 1  # EHI's tree passes on one torch thread (see ehi.scan.ScanIndex)
+ROUTE_THREADS = 1  # EHI's tree passes on one torch thread (see ehi.search.tree_scan.ScanIndex)
 
 
 class TorchEHI(Searcher):

@@ -1,7 +1,7 @@
 """Families 3 and 4: EHI's training overhead over the DE baseline, re-indexing, hardware efficiency.
 
 Step overhead: the same MiniLM encoder and the same batches (pair indices, seeds) through
-:func:`ehi.training.train_step` + backward + AdamW step, once with the tree (EHI) and once without
+:func:`ehi.train.loop.train_step` + backward + AdamW step, once with the tree (EHI) and once without
 (DE), alternating EHI and DE step by step so that the shared machine's load hits both alike; the
 median seconds per step of each. Two settings: ``in-batch`` (no mined negatives, so both see the
 very same documents: the difference is the tree and its losses) and ``hard`` (each mines its own
@@ -47,8 +47,8 @@ def _setup(n_docs: int, n_queries: int, max_length: int, batch_size: int, encode
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from ehi.data.synthetic import SyntheticConfig, generate
-    from ehi.encoder import load_encoder
-    from ehi.training import TrainData
+    from ehi.model.encoder import load_encoder
+    from ehi.train.batches import TrainData
 
     dataset = generate(SyntheticConfig(n_docs=n_docs, n_queries=n_queries))
     data = TrainData.from_dataset(dataset, "train")
@@ -60,8 +60,11 @@ def _step_runner(data, encoder, hard: bool, use_tree: bool, batch_size: int, max
     """A closure running one full training step on batch ``b``; returns (seconds, loss terms)."""
     import copy
 
-    from ehi.indexer import TreeIndexer
-    from ehi.training import TrainConfig, make_optimizer, refresh_cache, train_step
+    from ehi.model.tree import TreeIndexer
+    from ehi.train.batches import refresh_cache
+    from ehi.train.config import TrainConfig
+    from ehi.train.loop import make_optimizer
+    from ehi.train.step import train_step
 
     cfg = TrainConfig(batch_size=batch_size, max_length=max_length, use_tree=use_tree, hard_negatives=hard,
                       n_hard_negatives=2, diagnostics=False, device="cpu", lambda_neighbour=0.0)
@@ -113,7 +116,7 @@ def step_overhead(data, encoder, steps: int, batch_size: int, max_length: int) -
 
 def reindex(data, encoder, repeats: int = 1) -> pd.DataFrame:
     """Seconds of one re-indexing pass: corpus embedding, then the tree's forward pass."""
-    from ehi.indexer import TreeIndexer
+    from ehi.model.tree import TreeIndexer
 
     embed, assign = [], []
     for _ in range(repeats):

@@ -2,11 +2,11 @@
 
 The benchmark has embeddings but no training pairs, so L_siamese and L_indexing (which need
 (query, positive) pairs) have nothing to act on. What remains of EHI's objective without labels is
-L_neighbour (:func:`ehi.losses.neighbour_loss`): every document shares its tree path with one of its
+L_neighbour (:func:`ehi.train.losses.objective.neighbour_loss`): every document shares its tree path with one of its
 embedding-space nearest neighbours, an InfoNCE over path-embedding cosines against the other
 anchors' neighbours. Steps: ``TreeIndexer.standardize_`` on a sample (the data-dependent init the
 pipeline uses), exact k nearest neighbours within a sample of ``sample`` documents
-(:func:`ehi.training.nearest_documents`), then ``steps`` AdamW steps on ``anchors`` random
+(:func:`ehi.train.loop.nearest_documents`), then ``steps`` AdamW steps on ``anchors`` random
 anchors each, on one torch thread. Documents are then assigned to leaves by one forward pass (not timed here).
 """
 
@@ -18,10 +18,10 @@ import time
 import numpy as np
 import torch
 
-from ehi.indexer import TreeIndexer, TreeOutput
-from ehi.losses import neighbour_loss
-from ehi.scan import torch_threads
-from ehi.training import nearest_documents
+from ehi.model.tree import TreeIndexer, TreeOutput
+from ehi.train.losses.objective import neighbour_loss
+from ehi.search.tree_scan import torch_threads
+from ehi.train.neighbours import nearest_documents
 
 
 def tree_shape(n_docs: int, height: int = 2) -> tuple[int, int]:
@@ -33,7 +33,7 @@ def train_tree(docs: np.ndarray, height: int, branching: int, steps: int = 300, 
                anchors: int = 512, k: int = 10, lr: float = 1e-2, temperature: float = 0.3,
                per_node: bool = False, seed: int = 0, threads: int | None = 1) -> tuple[TreeIndexer, dict]:
     """A trained tree over ``docs`` (N, d) and facts about its training (seconds, final loss), on
-    ``threads`` torch threads (small products: see :class:`ehi.scan.ScanIndex` on threads)."""
+    ``threads`` torch threads (small products: see :class:`ehi.search.tree_scan.ScanIndex` on threads)."""
     with torch_threads(threads):
         return _train(docs, height, branching, steps, sample, anchors, k, lr, temperature, per_node, seed)
 

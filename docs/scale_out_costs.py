@@ -34,7 +34,7 @@ def timed(fn, repeat: int = 3) -> float:
 def distilbert_encoder():
     from transformers import AutoTokenizer, DistilBertConfig, DistilBertModel
 
-    from ehi.encoder import Encoder, minilm_path
+    from ehi.model.encoder import Encoder, minilm_path
 
     tok = AutoTokenizer.from_pretrained(str(minilm_path()))
     torch.manual_seed(0)
@@ -57,7 +57,7 @@ def encoder_flops_per_token(enc, seq: int) -> float:
 
 
 def main() -> None:
-    from ehi.losses import ehi_loss
+    from ehi.train.losses.objective import ehi_loss
 
     threads = torch.get_num_threads()
     out = {"machine": {"cpu": platform.processor() or platform.machine(), "torch_threads": threads,
@@ -90,7 +90,9 @@ def main() -> None:
                               "flops": f_enc, "achieved_flops": f_enc / t_enc}
 
     # host-side work of one EHI step at MS MARCO size: mining hard negatives from the leaf cache
-    from ehi.training import TrainConfig, TrainData, mine_negatives
+    from ehi.train.batches import TrainData
+    from ehi.train.config import TrainConfig
+    from ehi.train.negatives import mine_negatives
 
     n_docs, n_leaves, batch = 8_841_823, 7000, 256
     rng = np.random.default_rng(0)

@@ -9,7 +9,7 @@ __version__ = "0.1.0"
 def __getattr__(name):
     # `import ehi` stays light (no torch/transformers) until the search API is asked for
     if name == "load_index":
-        from ehi.api import load_index
+        from ehi.serve.api import load_index
 
         return load_index
     raise AttributeError(f"module 'ehi' has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""The in-memory form of a retrieval dataset: three tables in the schemas of ``ehi.schemas``."""
+"""The in-memory form of a retrieval dataset: three tables in the schemas of ``ehi.core.schemas``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ehi.io import read_table, write_table
+from ehi.core.io import read_table, write_table
 
 SPLITS = ("train", "dev", "test")
 

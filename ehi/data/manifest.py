@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ehi import __version__
 from ehi.data.validate import DataError
-from ehi.io import file_sha256, write_json
+from ehi.core.io import file_sha256, write_json
 
 MANIFEST = "manifest.json"
 TABLES = ("corpus.parquet", "queries.parquet", "qrels.parquet")

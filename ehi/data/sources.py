@@ -28,9 +28,10 @@ from typing import Callable
 
 
 from ehi.data.beir import load_beir
+from ehi.data.formats import load_msmarco, load_nq320k, load_xmc, read_msmarco_triples  # noqa: F401  (re-exported)
 from ehi.data.dataset import Dataset
 from ehi.data.validate import DataError
-from ehi.io import atomic_path, write_json
+from ehi.core.io import atomic_path, write_json
 
 log = logging.getLogger("ehi.data")
 
@@ -177,9 +178,6 @@ def find_root(root: Path, marker: str) -> Path:
         raise DataError(f"{root}: expected one directory with {marker}, found {len(hits) or 'none'}")
     return hits[0]
 
-
-# the parsers of the non-BEIR formats live in ehi.data.formats (re-exported here)
-from ehi.data.formats import load_msmarco, load_nq320k, load_xmc, read_msmarco_triples  # noqa: E402,F401
 
 BEIR_URL = "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets/{}.zip"
 BEIR_LAYOUT = "a BEIR directory: corpus.jsonl, queries.jsonl, qrels/{train,dev,test}.tsv"

@@ -59,7 +59,7 @@ class SyntheticConfig:
 
 def vocabulary_words() -> list[str]:
     """Whole lowercase words of 4-12 letters from the MiniLM (BERT uncased) vocabulary, in file order."""
-    from ehi.encoder import minilm_path
+    from ehi.core.pretrained import minilm_path
 
     vocab = (minilm_path() / "vocab.txt").read_text(encoding="utf-8").split("\n")
     return [w for w in vocab if _WORD.match(w)]

@@ -1,5 +1,5 @@
 # Stage 1: any dataset (synthetic, a local BEIR directory, a downloadable source) -> three Parquet
-# tables in the schemas of ehi.schemas.
+# tables in the schemas of ehi.core.schemas.
 
 
 rule prepare_data:

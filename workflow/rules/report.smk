@@ -43,10 +43,10 @@ rule tables:
 
 
 rule claims:
-    """The paper's claims (config/claims.yaml) checked against the cached significance table."""
+    """The paper's claims (ehi/report/claims.yaml) checked against the cached significance table."""
     input:
         significance=cached(f"{RES}/significance.parquet"),
-        claims=os.path.join(workflow.basedir, "config", "claims.yaml"),
+        claims=os.path.join(workflow.basedir, "ehi", "report", "claims.yaml"),
     output:
         md=f"results/tables/{DS}_claims.md",
         csv=f"results/tables/{DS}_claims.csv",

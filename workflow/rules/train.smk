@@ -4,7 +4,7 @@
 #
 # A job asks for max(1, resources.gpus_per_train) GPUs (config; a profile may override with
 # set-resources: train_ehi: gpu: N). With one, the script runs as one process; with N > 1 it runs
-# under torchrun with N processes (ehi.distributed: data-parallel, same result as one process).
+# under torchrun with N processes (ehi.train.distributed: data-parallel, same result as one process).
 import shlex
 import sys
 

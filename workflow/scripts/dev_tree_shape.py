@@ -1,4 +1,4 @@
-"""Rule dev_tree_shape: compare tree shapes on the dev split (ehi.tree_shape) -> Parquet + Markdown."""
+"""Rule dev_tree_shape: compare tree shapes on the dev split (ehi.train.tree_shape) -> Parquet + Markdown."""
 
 import sys
 from pathlib import Path
@@ -9,9 +9,9 @@ from _common import setup  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
 from ehi.data.dataset import Dataset  # noqa: E402
-from ehi.embed import load_array  # noqa: E402
-from ehi.io import atomic_path, write_parquet  # noqa: E402
-from ehi.tree_shape import choose, compare_shapes, pairs_of, summary_markdown  # noqa: E402
+from ehi.model.embed import load_array  # noqa: E402
+from ehi.core.io import atomic_path, write_parquet  # noqa: E402
+from ehi.train.tree_shape import choose, compare_shapes, pairs_of, summary_markdown  # noqa: E402
 
 log = setup(snakemake)  # noqa: F821
 inp, out, t = snakemake.input, snakemake.output, snakemake.params.tuning  # noqa: F821

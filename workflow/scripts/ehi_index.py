@@ -8,11 +8,11 @@ from _common import setup  # noqa: E402
 
 import pandas as pd  # noqa: E402
 
-from ehi.diagnostics import leaf_health  # noqa: E402
-from ehi.embed import load_array  # noqa: E402
-from ehi.index import EHIIndex  # noqa: E402
-from ehi.indexer import load_indexer  # noqa: E402
-from ehi.io import write_table  # noqa: E402
+from ehi.model.tree_stats import leaf_health  # noqa: E402
+from ehi.model.embed import load_array  # noqa: E402
+from ehi.search.tree_index import EHIIndex  # noqa: E402
+from ehi.model.tree import load_indexer  # noqa: E402
+from ehi.core.io import write_table  # noqa: E402
 
 log = setup(snakemake)  # noqa: F821
 inp, out = snakemake.input, snakemake.output  # noqa: F821

@@ -7,8 +7,8 @@ sys.path.insert(0, str(Path(snakemake.scriptdir)))  # noqa: F821 (snakemake is i
 from _common import setup  # noqa: E402
 
 from ehi.data.dataset import Dataset  # noqa: E402
-from ehi.embed import embed_dataset, save_array, timing_frame  # noqa: E402
-from ehi.io import write_table  # noqa: E402
+from ehi.model.embed import embed_dataset, save_array, timing_frame  # noqa: E402
+from ehi.core.io import write_table  # noqa: E402
 
 log = setup(snakemake)  # noqa: F821
 p, out = snakemake.params, snakemake.output  # noqa: F821

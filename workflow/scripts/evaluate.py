@@ -7,9 +7,9 @@ sys.path.insert(0, str(Path(snakemake.scriptdir)))  # noqa: F821 (snakemake is i
 from _common import setup  # noqa: E402
 
 from ehi.data.dataset import Dataset  # noqa: E402
-from ehi.evaluate import per_query_metrics  # noqa: E402
-from ehi.io import read_table, write_table  # noqa: E402
-from ehi.xmc import train_inverse_propensity  # noqa: E402
+from ehi.evaluate.metrics import per_query_metrics  # noqa: E402
+from ehi.core.io import read_table, write_table  # noqa: E402
+from ehi.evaluate.xmc import train_inverse_propensity  # noqa: E402
 
 log = setup(snakemake)  # noqa: F821
 p = snakemake.params  # noqa: F821

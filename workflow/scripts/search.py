@@ -7,9 +7,9 @@ sys.path.insert(0, str(Path(snakemake.scriptdir)))  # noqa: F821 (snakemake is i
 from _common import setup  # noqa: E402
 
 from ehi.data.dataset import Dataset  # noqa: E402
-from ehi.embed import load_array  # noqa: E402
-from ehi.experiment import search_system  # noqa: E402
-from ehi.io import write_table  # noqa: E402
+from ehi.model.embed import load_array  # noqa: E402
+from ehi.evaluate.sweep import search_system  # noqa: E402
+from ehi.core.io import write_table  # noqa: E402
 
 log = setup(snakemake)  # noqa: F821
 inp, p, w = snakemake.input, snakemake.params, snakemake.wildcards  # noqa: F821

@@ -8,8 +8,8 @@ from _common import setup  # noqa: E402
 
 import pandas as pd  # noqa: E402
 
-from ehi.io import read_table, write_table  # noqa: E402
-from ehi.stats import significance_report  # noqa: E402
+from ehi.core.io import read_table, write_table  # noqa: E402
+from ehi.evaluate.stats import significance_report  # noqa: E402
 
 log = setup(snakemake)  # noqa: F821
 p = snakemake.params  # noqa: F821

@@ -6,7 +6,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir)))  # noqa: F821 (snakemake is injected)
 from _common import setup  # noqa: E402
 
-from ehi.tables import build_report  # noqa: E402
+from ehi.report.tables import build_report  # noqa: E402
 
 log = setup(snakemake)  # noqa: F821
 p, out = snakemake.params, snakemake.output  # noqa: F821

@@ -1,7 +1,7 @@
 """Rules train_ehi / train_de: one training run; writes the encoder (and tree) and the epoch log.
 
 The rules run it as a command, under ``python -m torch.distributed.run`` when a job has several
-GPUs (every rank runs this file with the same arguments; rank 0 alone writes, see ehi.distributed):
+GPUs (every rank runs this file with the same arguments; rank 0 alone writes, see ehi.train.distributed):
 
     python workflow/scripts/train.py --data-dir D --encoder NAME --train "{'epochs': 5, ...}" \\
         --out-dir W --log-table T --threads N
@@ -22,7 +22,7 @@ from pathlib import Path
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data-dir", required=True, help="folder of corpus/queries/qrels.parquet")
-    parser.add_argument("--encoder", required=True, help="encoder name or folder (ehi.encoder.load_encoder)")
+    parser.add_argument("--encoder", required=True, help="encoder name or folder (ehi.model.encoder.load_encoder)")
     parser.add_argument("--train", required=True, type=ast.literal_eval, help="TrainConfig as a Python dict literal")
     parser.add_argument("--out-dir", required=True, help="run folder: checkpoint/, encoder/, indexer.*")
     parser.add_argument("--log-table", required=True, help="where the epoch log (Parquet) is copied")
@@ -36,12 +36,13 @@ def main(args: argparse.Namespace, configure_logging: bool = True) -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     import torch
 
-    from ehi.checkpoint import set_aside_stale_checkpoint
+    from ehi.train.checkpoint import set_aside_stale_checkpoint
     from ehi.data.dataset import Dataset
-    from ehi.distributed import init_from_env
-    from ehi.encoder import load_encoder
-    from ehi.io import atomic_path
-    from ehi.training import TrainConfig, train
+    from ehi.train.distributed import init_from_env
+    from ehi.model.encoder import load_encoder
+    from ehi.core.io import atomic_path
+    from ehi.train.config import TrainConfig
+    from ehi.train.loop import train
 
     cfg = TrainConfig.from_dict(dict(args.train))
     ctx = init_from_env(cfg.device)

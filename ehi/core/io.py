@@ -1,0 +1,168 @@
+"""Atomic, schema-checked Parquet and file writes with provenance.
+
+Nothing the project writes is ever half-written: every writer goes to a temporary file in the
+target's directory and renames it into place (``os.replace`` is atomic on POSIX), so a killed job
+leaves either the old file or none, never a truncated one that a later rule would read as complete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Iterator, Mapping
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ehi import __version__
+from ehi.core.schemas import schema
+
+PROVENANCE_KEY = b"ehi.provenance"
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; rename it onto ``path`` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        # mkstemp makes 0600 files; give the result the permissions a plain open() would.
+        umask = os.umask(0)
+        os.umask(umask)
+        if tmp_path.is_file():
+            os.chmod(tmp_path, 0o666 & ~umask)
+        os.replace(tmp_path, path)
+    finally:
+        tmp_path.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary directory; on success it replaces ``path`` as a whole.
+
+    The old directory is moved aside (``.<name>.old``) before the new one is renamed in, then
+    deleted, so a killed job leaves either the old or the new directory under one of those names.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    old = path.parent / f".{path.name}.old"
+    try:
+        yield tmp
+        shutil.rmtree(old, ignore_errors=True)
+        if path.exists():
+            os.replace(path, old)
+        os.replace(tmp, path)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def git_commit() -> str:
+    """The commit of the checkout this package runs from, or ``unknown`` outside a git checkout."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def provenance(**extra) -> dict:
+    """What made a result: package version, git commit, plus whatever the caller adds (config, seed)."""
+    return {"ehi_version": __version__, "git_commit": git_commit(), **extra}
+
+
+def cast_table(df: pd.DataFrame, kind: str, keep_extra: bool = False) -> pa.Table:
+    """Cast ``df`` to the schema of ``kind``, naming the missing or unconvertible column on failure.
+
+    With ``keep_extra`` the columns beyond the schema follow it, with their inferred types.
+    """
+    target = schema(kind)
+    missing = [name for name in target.names if name not in df.columns]
+    if missing:
+        raise ValueError(f"{kind} table lacks column(s) {missing}; expected {target.names}")
+    columns = []
+    for field in target:
+        values = df[field.name]
+        if pa.types.is_string(field.type):
+            # ids may arrive as integers (e.g. MS MARCO pids); the contract stores them as strings
+            values = values.astype("string").to_numpy(dtype=object, na_value=None)
+        else:
+            values = values.to_numpy()
+        try:
+            columns.append(pa.array(values, type=field.type, from_pandas=True))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as err:
+            raise ValueError(f"{kind} table: column {field.name!r} cannot be cast to {field.type}: {err}") from err
+    table = pa.Table.from_arrays(columns, schema=target)
+    for name in [c for c in df.columns if c not in target.names] if keep_extra else []:
+        table = table.append_column(str(name), pa.array(df[name].to_numpy(), from_pandas=True))
+    return table
+
+
+def write_table(
+    df: pd.DataFrame, kind: str, path: str | os.PathLike, meta: Mapping | None = None, keep_extra: bool = False
+) -> Path:
+    """Write ``df`` as a Parquet table of ``kind`` atomically, with provenance in its metadata."""
+    return write_parquet(cast_table(df, kind, keep_extra), path, {"kind": kind, **(meta or {})})
+
+
+def write_parquet(table: pa.Table, path: str | os.PathLike, meta: Mapping | None = None) -> Path:
+    """Write an Arrow table atomically with provenance (plus ``meta``) in its metadata.
+
+    For tables without a fixed schema (e.g. a training log); contract tables use :func:`write_table`.
+    """
+    info = provenance(**(meta or {}))
+    table = table.replace_schema_metadata({PROVENANCE_KEY: json.dumps(info, sort_keys=True, default=str).encode()})
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+    return Path(path)
+
+
+def read_table(path: str | os.PathLike, kind: str | None = None) -> pd.DataFrame:
+    """Read a Parquet table; with ``kind``, check it carries that schema's columns."""
+    df = pq.read_table(path).to_pandas()
+    if kind is not None:
+        missing = [c for c in schema(kind).names if c not in df.columns]
+        if missing:
+            raise ValueError(f"{path}: not a {kind} table, missing column(s) {missing}")
+    return df
+
+
+def read_provenance(path: str | os.PathLike) -> dict:
+    """The provenance dictionary stored in a Parquet file by :func:`write_table`."""
+    meta = pq.read_schema(path).metadata or {}
+    raw = meta.get(PROVENANCE_KEY)
+    return json.loads(raw) if raw else {}
+
+
+def file_sha256(path: str | os.PathLike, chunk: int = 1 << 24) -> str:
+    """sha256 of a file's bytes, read in chunks (large corpora and shards do not fit in memory)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_json(obj, path: str | os.PathLike) -> Path:
+    """Write JSON atomically (sorted keys, so equal content gives equal bytes)."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+    return Path(path)

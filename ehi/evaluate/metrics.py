@@ -1,0 +1,225 @@
+"""From search results to runs, per-query metrics, KMR summaries and throughput.
+
+Metric definitions (computed by ranx; tests/test_evaluate.py checks them against ir-measures):
+
+* ``ndcg@k``: gain = the graded relevance as judged (linear gain, trec_eval's ``ndcg_cut``),
+  discount 1 / log2(rank + 1), normalised by the ideal ordering of the query's judgements.
+* ``mrr@k``: 1 / rank of the first document with relevance >= 1 in the top k, else 0.
+* ``recall@k``: relevant (>= 1) documents in the top k / all relevant documents of the query.
+* Cutoffs are capped at the corpus size (``recall@1000`` on a 500-document corpus is computed at
+  500) but keep their nominal names, so tables line up across datasets.
+* Ranking and ties: the searcher's order is the ranking. ranx sorts by score, so we hand it
+  ``-rank`` instead of the score: documents with equal scores keep the order the index returned
+  them in, and two libraries cannot break the tie differently.
+* Judged queries are those with at least one judgement of relevance >= 1. A judged query missing
+  from a run (an index that returned nothing) scores 0 on every metric; it is not dropped.
+* ``psp@k`` (extreme classification, labels = documents): propensity-scored precision at k with
+  the Extreme Classification Repository's normalisation (``ehi.evaluate.xmc``); propensities come from the
+  train split's label frequencies, so these metrics need ``inv_prop`` (one value per corpus row).
+* ``frac_visited`` of a query = its ``n_scored`` / corpus size (NaN for a query missing from the
+  run, whose count is unknown); a summary's ``frac_visited`` is the mean over queries.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from ehi.data.dataset import qrels_dict
+from ehi.core.schemas import schema
+
+DEFAULT_METRICS = ("ndcg@10", "mrr@10", "recall@10", "recall@100", "recall@1000")
+TARGETS = (0.01, 0.02, 0.05, 0.1, 0.2, 1.0)
+GROUP = ["system", "variant", "budget_param", "budget_value"]  # one search = one point of a curve
+
+
+def run_frame(query_ids, doc_ids_of_rows, rows, scores, system: str, variant: str, budget_param: str,
+              budget_value: float, n_scored) -> pd.DataFrame:
+    """One search's results (rows/scores (nq, k), -1 padded) as a ``run`` table, ranks from 1."""
+    rows = np.asarray(rows)
+    valid = rows >= 0  # (nq, k)
+    q_idx = np.nonzero(valid)[0]
+    rank = np.cumsum(valid, axis=1)[valid]  # 1-based rank among the valid entries of each row
+    frame = pd.DataFrame({
+        "query_id": np.asarray(query_ids).astype(str)[q_idx],
+        "doc_id": np.asarray(doc_ids_of_rows).astype(str)[rows[valid]],
+        "rank": rank.astype(np.int32),
+        "score": np.asarray(scores, dtype=np.float32)[valid],
+        "system": system,
+        "variant": variant,
+        "budget_param": budget_param,
+        "budget_value": float(budget_value),
+        "n_scored": np.asarray(n_scored, dtype=np.int64)[q_idx],
+    })
+    return frame[schema("run").names]
+
+
+def capped_metrics(metrics, corpus_size: int) -> dict[str, str]:
+    """Nominal metric name -> the ranx name actually computed (cutoff capped at the corpus size)."""
+    out = {}
+    for name in metrics:
+        base, _, cut = name.partition("@")
+        out[name] = f"{base}@{min(int(cut), corpus_size)}" if cut else name
+    return out
+
+
+def _judged_qrels(qrels_df: pd.DataFrame):
+    from ranx import Qrels
+
+    positive = qrels_df.groupby("query_id").relevance.transform("max") > 0
+    return Qrels.from_dict(qrels_dict(qrels_df[positive]))
+
+
+def _ranx_run(group: pd.DataFrame):
+    from ranx import Run
+
+    # ranx asserts object-dtype ids; pandas 3 would give its own string dtype
+    frame = pd.DataFrame({"q_id": group.query_id.astype(str).astype(object),
+                          "doc_id": group.doc_id.astype(str).astype(object),
+                          "score": -group["rank"].astype(np.float64)})
+    return Run.from_df(frame, q_id_col="q_id", doc_id_col="doc_id", score_col="score")
+
+
+def _psp_scorer(qids: list[str], qrels_df: pd.DataFrame, doc_ids, inv_prop, ks):
+    """A function: one search's run rows -> psp@k per query in ``qids`` order (ehi.evaluate.xmc
+    conventions). The label matrix and id lookups are built once for every search of a run."""
+    from ehi.evaluate.xmc import label_matrix, xmc_metrics
+
+    row_of = pd.Series(np.arange(len(doc_ids)), index=pd.Index(np.asarray(doc_ids).astype(str)))
+    q_pos = pd.Series(np.arange(len(qids)), index=qids)
+    labels = label_matrix(qrels_df[qrels_df.relevance > 0], qids, row_of.index)
+    width = max(ks)
+
+    def score(group: pd.DataFrame) -> dict:
+        ranked = np.full((len(qids), width), -1, dtype=np.int64)
+        top = group[group["rank"] <= width]
+        pos = q_pos.reindex(top.query_id.astype(str))
+        keep = pos.notna().to_numpy()
+        ranked[pos.to_numpy()[keep].astype(np.int64), top["rank"].to_numpy()[keep] - 1] = \
+            row_of.loc[top.doc_id.astype(str)].to_numpy()[keep]
+        out = xmc_metrics(ranked, labels, inv_prop, ks)
+        return {f"psp@{k}": out[f"psp@{k}"] for k in ks}
+
+    return score
+
+
+def per_query_metrics(run_df: pd.DataFrame, qrels_df: pd.DataFrame, dataset: str, corpus_size: int,
+                      metrics=DEFAULT_METRICS, inv_prop=None, doc_ids=None) -> pd.DataFrame:
+    """Per-query metric values of every search in ``run_df`` (one per GROUP key), ``per_query`` schema.
+
+    ``psp@k`` metrics need ``inv_prop`` (inverse propensity per corpus row) and ``doc_ids`` (the
+    corpus ids in row order); every other metric is ranx's."""
+    from ranx import evaluate
+
+    psp_ks = [int(m.split("@")[1]) for m in metrics if m.startswith("psp@")]
+    if psp_ks and (inv_prop is None or doc_ids is None):
+        raise ValueError(f"metrics {[m for m in metrics if m.startswith('psp@')]} need inv_prop and doc_ids "
+                         "(propensities from the train split's label frequencies)")
+    names = capped_metrics([m for m in metrics if not m.startswith("psp@")], corpus_size)
+    computed = sorted(set(names.values()))
+    names.update({f"psp@{k}": f"psp@{k}" for k in psp_ks})
+    psp = _psp_scorer(list(_judged_qrels(qrels_df).keys()), qrels_df, doc_ids, inv_prop, psp_ks) if psp_ks else None
+    frames = []
+    for key, group in run_df.groupby(GROUP, sort=False):
+        qrels = _judged_qrels(qrels_df)  # fresh each time: make_comparable must not leak across runs
+        qids = list(qrels.keys())
+        values = evaluate(qrels, _ranx_run(group), computed, return_mean=False, make_comparable=True) if computed else {}
+        values = values if isinstance(values, dict) else {computed[0]: values}
+        if psp is not None:
+            values = {**values, **psp(group)}
+        n_scored = group.groupby("query_id").n_scored.first()
+        frac = n_scored.reindex(qids).to_numpy(dtype=np.float64) / corpus_size
+        for nominal, ranx_name in names.items():
+            frame = pd.DataFrame({"query_id": qids, "metric": nominal, "frac_visited": frac,
+                                  "value": np.asarray(values[ranx_name], dtype=np.float64)})
+            frames.append(frame.assign(dataset=dataset, **dict(zip(GROUP, key))))
+    if not frames:
+        return pd.DataFrame(columns=schema("per_query").names)
+    return pd.concat(frames, ignore_index=True)[schema("per_query").names]
+
+
+def summarize(per_query_df: pd.DataFrame, qps_df: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Mean over queries of each (search, metric), with that search's throughput: ``summary`` schema.
+
+    ``qps_df`` has the GROUP columns (and ``dataset`` if it spans several) plus ``qps``, as the
+    records of :func:`time_searcher` give; a search without a timing gets NaN.
+    """
+    keys = ["dataset", *GROUP]
+    summary = (per_query_df.groupby([*keys, "metric"], sort=False)
+               .agg(frac_visited=("frac_visited", "mean"), value=("value", "mean")).reset_index())
+    if qps_df is None or qps_df.empty:
+        summary["qps"] = np.nan
+    else:
+        on = [c for c in keys if c in qps_df.columns]
+        timing = qps_df[[*on, "qps"]].drop_duplicates(on, keep="last")
+        summary = summary.merge(timing, on=on, how="left")
+    return summary[schema("summary").names]
+
+
+def kmr_table(summary: pd.DataFrame, targets=TARGETS, metric: str = "ndcg@10") -> pd.DataFrame:
+    """Each system's ``metric`` at its largest budget whose mean fraction visited <= each target.
+
+    Long format, one row per (dataset, system, variant, target): the chosen point's budget_param,
+    budget_value, frac_visited and value, all NaN when the system has no point that cheap.
+    Pivot on ``target`` for the paper's table.
+    """
+    rows = []
+    for (dataset, system, variant), curve in summary[summary.metric == metric].groupby(
+            ["dataset", "system", "variant"], sort=False):
+        curve = curve.sort_values(["frac_visited", "budget_value"])
+        for target in targets:
+            ok = curve[curve.frac_visited <= target * (1 + 1e-9)]
+            point = ok.iloc[-1] if len(ok) else None
+            rows.append({
+                "dataset": dataset, "system": system, "variant": variant, "metric": metric,
+                "target": float(target),
+                "budget_param": point.budget_param if point is not None else None,
+                "budget_value": point.budget_value if point is not None else np.nan,
+                "frac_visited": point.frac_visited if point is not None else np.nan,
+                "value": point.value if point is not None else np.nan,
+            })
+    return pd.DataFrame(rows)
+
+
+def _set_threads(threads: int) -> None:
+    """Pin the thread pools a search may use (faiss's OpenMP, torch's if torch is loaded)."""
+    import faiss
+
+    faiss.omp_set_num_threads(int(threads))
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(int(threads))
+
+
+def time_search(search: Callable[[np.ndarray], object], queries: np.ndarray, batch_size: int = 256,
+                threads: int = 1, repeats: int = 3) -> dict:
+    """Wall-clock throughput of ``search(batch)`` over all queries in batches of ``batch_size``.
+
+    One untimed warm-up pass, then ``repeats`` timed passes; the median pass gives ``seconds``.
+    Returns seconds, items (queries), qps, batch_size, threads.
+    """
+    _set_threads(threads)
+    queries = np.ascontiguousarray(queries, dtype=np.float32)
+
+    def one_pass() -> float:
+        start = time.perf_counter()
+        for s in range(0, len(queries), batch_size):
+            search(queries[s : s + batch_size])
+        return time.perf_counter() - start
+
+    one_pass()
+    seconds = float(np.median([one_pass() for _ in range(max(1, repeats))]))
+    return {"seconds": seconds, "items": len(queries), "qps": len(queries) / max(seconds, 1e-12),
+            "batch_size": int(batch_size), "threads": int(threads)}
+
+
+def time_searcher(searcher, queries: np.ndarray, k: int, budget_value, batch_size: int = 256,
+                  threads: int = 1, repeats: int = 3) -> dict:
+    """:func:`time_search` of an ANNS searcher (ranking only, not the budget bookkeeping)."""
+    searcher.set_threads(threads)
+    record = time_search(lambda batch: searcher.search_ids(batch, k, budget_value), queries,
+                         batch_size, threads, repeats)
+    return {"budget_param": searcher.budget_param, "budget_value": float(budget_value), **record}

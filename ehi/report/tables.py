@@ -1,0 +1,160 @@
+"""Every table and figure of one dataset, from the cached Parquet files under ``results/<dataset>/``.
+
+Layout read here (written by the workflow): ``<variant>/summary.parquet``, ``<variant>/leaves.parquet``,
+``<variant>/train_log/<model>.parquet``, ``<variant>/timings/*.parquet``, ``significance.parquet``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ehi.report import figures as draw
+from ehi.model.tree_stats import leaf_health, leaf_size_stats
+from ehi.evaluate.metrics import kmr_table
+from ehi.core.io import read_table
+from ehi.evaluate.stats import ablation_significance
+
+log = logging.getLogger(__name__)
+
+ABLATION_BUDGET = 0.1  # ablations compare EHI's tree at this fraction of documents scored
+ABLATION_SYSTEMS = ("ehi+tree", "ehi+exact")  # what an ablation table compares
+
+
+def _pct(target: float) -> str:
+    return f"{100 * target:g}%"
+
+
+def kmr_wide(summary: pd.DataFrame, metrics, targets) -> pd.DataFrame:
+    """system x target table of each metric (the paper's main table), best-first by the last metric."""
+    frames = []
+    for metric in metrics:
+        long = kmr_table(summary, targets, metric)
+        wide = long.pivot_table(index="system", columns="target", values="value", dropna=False)
+        wide.columns = [_pct(t) for t in wide.columns]
+        frames.append(wide.reset_index().assign(metric=metric))
+    table = pd.concat(frames, ignore_index=True)
+    return table[["metric", "system", *[_pct(t) for t in targets]]]
+
+
+def leaf_balance(leaves: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    rows = []
+    for variant, df in leaves.items():
+        sizes = df["size"].to_numpy()
+        s = leaf_size_stats(sizes)
+        rows.append({"variant": variant, "leaves": len(sizes), "empty": s["leaf_empty"], "min": s["leaf_min"],
+                     "median": s["leaf_median"], "max": s["leaf_max"], "max/mean": s["leaf_max_over_mean"],
+                     "gini": s["leaf_gini"], "status": leaf_health(sizes)[0]})
+    return pd.DataFrame(rows)
+
+
+def tree_warnings(leaves: dict[str, pd.DataFrame]) -> list[str]:
+    """One line per variant whose tree is collapsed, unbalanced or has empty leaves."""
+    out = []
+    for variant, df in leaves.items():
+        status, why = leaf_health(df["size"].to_numpy())
+        if status != "ok":
+            out.append(f"WARNING: the EHI tree of variant {variant!r} is {status}: {why}")
+    return out
+
+
+def ablation_table(summaries: dict[str, pd.DataFrame], ablations: dict[str, list[str]], metrics) -> pd.DataFrame:
+    """EHI's tree at ABLATION_BUDGET and EHI's exact search, per ablation variant (main included)."""
+    rows = []
+    for name, variants in ablations.items():
+        for variant in ["main", *variants]:
+            if variant not in summaries:
+                continue
+            summary = summaries[variant]
+            row = {"ablation": name, "variant": variant}
+            for metric in metrics:
+                tree = kmr_table(summary[summary.system == "ehi+tree"], [ABLATION_BUDGET], metric)
+                exact = summary[(summary.system == "ehi+exact") & (summary.metric == metric)]
+                row[f"tree {metric} @{_pct(ABLATION_BUDGET)}"] = tree.value.iloc[0] if len(tree) else np.nan
+                row[f"exact {metric}"] = exact.value.max() if len(exact) else np.nan
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def ablation_per_query(results: Path, variants) -> pd.DataFrame:
+    """Per-query metrics of EHI's tree and exact search in each variant (main and the ablations')."""
+    paths = [results / v / "per_query" / f"{system}.parquet" for v in variants for system in ABLATION_SYSTEMS]
+    frames = [read_table(p, "per_query") for p in paths if p.exists()]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def ablation_significance_table(sig: pd.DataFrame) -> pd.DataFrame:
+    """One row per (ablation, variant, search, metric): main vs variant and both Holm-adjusted p-values."""
+    if sig.empty:
+        return pd.DataFrame(columns=["ablation", "variant", "search", "metric", "main", "variant value", "delta"])
+    sig = sig.assign(search=np.where(sig.system_a == "ehi+tree", f"tree @{_pct(ABLATION_BUDGET)}", "exact"))
+    keys = ["ablation", "variant", "search", "metric"]
+    wide = sig.pivot_table(index=keys, columns="test", values="p_adjusted", sort=False).reset_index()
+    wide.columns = [f"p_adj {c}" if c in ("t-test", "randomization") else c for c in wide.columns]
+    means = sig.drop_duplicates(keys)[[*keys, "mean_b", "mean_a", "delta"]]
+    table = means.rename(columns={"mean_b": "main", "mean_a": "variant value"}).merge(wide, on=keys)
+    flags = sig.loc[sig.test == "randomization", [*keys, "significant"]]  # at the alpha the tests ran with
+    table = table.merge(flags, on=keys)
+    table["significant"] = np.where(table.significant, "yes", "no")
+    return table
+
+
+def timings_table(results: Path, variants) -> pd.DataFrame:
+    rows = []
+    for variant in variants:
+        for path in sorted((results / variant / "train_log").glob("*.parquet")):
+            log = read_table(path)
+            rows.append({"variant": variant, "stage": "train", "system": path.stem,
+                         "seconds": float(log.seconds.sum()), "items": int(len(log)), "unit": "epochs"})
+        for path in sorted((results / variant / "timings").glob("*.parquet")):
+            for t in read_table(path, "timings").itertuples():
+                rows.append({"variant": variant, "stage": t.stage, "system": t.system, "seconds": t.seconds,
+                             "items": t.items, "unit": "texts"})
+    return pd.DataFrame(rows)
+
+
+def build_report(results_dir: str | os.PathLike, dataset: str, variants, ablations: dict[str, list[str]],
+                 metrics, targets, tables_dir: str | os.PathLike, figures_dir: str | os.PathLike,
+                 n_permutations: int = 10_000, seed: int = 0, alpha: float = 0.05) -> None:
+    results, tables, figures = Path(results_dir), Path(tables_dir), Path(figures_dir)
+    figures.mkdir(parents=True, exist_ok=True)
+    summaries = {v: read_table(results / v / "summary.parquet", "summary") for v in variants
+                 if (results / v / "summary.parquet").exists()}
+    main = summaries["main"]
+    leaves = {v: read_table(results / v / "leaves.parquet", "leaves") for v in variants
+              if (results / v / "leaves.parquet").exists()}
+    warnings = tree_warnings(leaves)  # a degenerate tree is flagged wherever its numbers appear
+    for line in warnings:
+        log.warning(line)
+    draw.render_table(kmr_wide(main, metrics, targets), tables / f"{dataset}_kmr",
+                       caption=" ".join([f"{dataset}: metric at the largest budget not above each fraction of "
+                                         "documents scored.", *[w for w in warnings if "'main'" in w]]))
+    for metric in metrics:
+        draw.plot_kmr(main, metric, figures / f"kmr_{metric.replace('@', '_at_')}.png", title=f"{dataset}: {metric}")
+    sig = read_table(results / "significance.parquet")
+    draw.render_table(sig, tables / f"{dataset}_significance", caption=f"{dataset}: paired significance tests, Holm-adjusted")
+    draw.render_table(leaf_balance(leaves), tables / f"{dataset}_leaf_balance",
+                       caption=" ".join([f"{dataset}: documents per leaf.", *warnings]))
+    draw.plot_leaf_sizes({v: df["size"].to_numpy() for v, df in leaves.items()}, figures / "leaf_sizes.png")
+    abl = ablation_table(summaries, ablations, metrics)  # every metric; the figure shows the first (tree and exact)
+    draw.render_table(abl, tables / f"{dataset}_ablations", caption=f"{dataset}: ablations of EHI")
+    for name in ablations:
+        rows = abl[abl.ablation == name]
+        draw.plot_ablation(rows, list(rows.columns[2:4]), figures / f"ablation_{name}.png", title=f"{dataset}: ablation {name}")
+    per_query = ablation_per_query(results, variants) if ablations else pd.DataFrame()
+    sig = ablation_significance(per_query, ablations, metrics, ABLATION_BUDGET,
+                                n_permutations=n_permutations, seed=seed, alpha=alpha)
+    draw.render_table(ablation_significance_table(sig), tables / f"{dataset}_ablation_significance",
+                       caption=f"{dataset}: each ablation variant against the main setting, paired over queries "
+                               f"(EHI's tree at <= {_pct(ABLATION_BUDGET)} of documents scored, and exact search); "
+                               "p-values Holm-adjusted over one ablation's variants and searches per metric and test; "
+                               f"'significant': randomization test, adjusted p < {alpha}")
+    draw.render_table(timings_table(results, variants), tables / f"{dataset}_timings", caption=f"{dataset}: wall-clock seconds per stage",
+                       floatfmt=".1f")
+    logs = {p.stem: read_table(p) for p in sorted((results / "main" / "train_log").glob("*.parquet"))}
+    if logs:  # results copied without their training logs still render everything else
+        draw.plot_training(logs, figures / "training.png")

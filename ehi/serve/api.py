@@ -1,0 +1,174 @@
+"""A search index people can use: one directory holding everything a query needs.
+
+Layout of a search-index directory (written atomically by :func:`save_search_index`)::
+
+    DIR/config.json     format version, encoder settings, the training config
+    DIR/docs.parquet    doc_id, title of every document, in corpus order (= index rows)
+    DIR/encoder/        the query encoder, a Hugging Face folder (``Encoder.save``)
+    DIR/index/          the EHIIndex: leaf-sorted document embeddings + the tree (``EHIIndex.save``)
+
+Python::
+
+    from ehi.serve.api import load_index
+    hits = load_index("resources/scifact/search_index").search(["what causes fever?"], beam=4, k=10)
+    for doc_id, title, score in hits[0]: ...
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ehi import __version__
+from ehi.model.encoder import Encoder, load_encoder
+from ehi.search.tree_index import EHIIndex
+from ehi.core.io import atomic_dir
+
+FORMAT_VERSION = 1
+DEFAULT_BEAM = 4
+SNIPPET_CHARS = 100  # a document without a title is shown by the start of its text
+
+
+class Hit(NamedTuple):
+    doc_id: str
+    title: str
+    score: float
+
+
+class SearchIndexError(ValueError):
+    """A search-index directory that is missing, incomplete or asked for the impossible."""
+
+
+def _display_titles(corpus: pd.DataFrame) -> list[str]:
+    # MS MARCO passages and XMC labels have no title: their text is what a reader needs to see
+    titles = corpus.title.fillna("").astype(str).str.strip()
+    texts = corpus.text.fillna("").astype(str).str.strip().str.slice(0, SNIPPET_CHARS)
+    return titles.where(titles != "", texts).tolist()
+
+
+def save_search_index(out_dir: str | os.PathLike, index: EHIIndex, encoder: Encoder | str | os.PathLike,
+                      corpus: pd.DataFrame, train_config: dict | None = None,
+                      max_length: int | None = None) -> Path:
+    """Write a search-index directory (see the module docstring).
+
+    ``encoder`` is an :class:`Encoder` or the folder of a saved one (a training run's
+    ``encoder/``); ``corpus`` (doc_id, title, text) is in the row order the index was built from.
+    ``max_length`` defaults to the encoder's own, else to ``train_config["max_length"]``.
+    """
+    if len(corpus) != index.n_docs:
+        raise ValueError(f"corpus has {len(corpus)} documents but the index holds {index.n_docs}")
+    train_config = dict(train_config or {})
+    if isinstance(encoder, Encoder):
+        max_length = max_length or encoder.max_length
+        name = encoder.name
+    else:
+        max_length = max_length or int(train_config.get("max_length", 128))
+        name = str(encoder)
+    with atomic_dir(out_dir) as tmp:
+        index.save(tmp / "index")
+        if isinstance(encoder, Encoder):
+            encoder.save(tmp / "encoder")
+        else:
+            shutil.copytree(encoder, tmp / "encoder")
+        docs = pa.table({"doc_id": pa.array(corpus.doc_id.astype(str).tolist(), pa.string()),
+                         "title": pa.array(_display_titles(corpus), pa.string())})
+        pq.write_table(docs, tmp / "docs.parquet")
+        config = {"format_version": FORMAT_VERSION, "ehi_version": __version__, "n_docs": index.n_docs,
+                  "encoder": {"source": name, "max_length": int(max_length)}, "train_config": train_config}
+        (tmp / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True, default=str) + "\n")
+    return Path(out_dir)
+
+
+def gini(sizes: np.ndarray) -> float:
+    """Gini coefficient of leaf sizes: 0 = perfectly balanced, → 1 = everything in one leaf."""
+    x = np.sort(np.asarray(sizes, dtype=np.float64))
+    n, total = len(x), x.sum()
+    if n == 0 or total == 0:
+        return 0.0
+    return float(((2 * np.arange(1, n + 1) - n - 1) * x).sum() / (n * total))
+
+
+class SearchIndex:
+    """An encoder + an EHIIndex + document ids and titles: text in, ranked documents out."""
+
+    def __init__(self, index: EHIIndex, doc_ids: list[str], titles: list[str], config: dict,
+                 encoder: Encoder | str | os.PathLike, device: str | None = "auto"):
+        self.index, self.doc_ids, self.titles, self.config = index, doc_ids, titles, config
+        self._encoder, self.device = encoder, device
+
+    @property
+    def encoder(self) -> Encoder:
+        # loaded on first use: `ehi info` never needs the (possibly large) model
+        if not isinstance(self._encoder, Encoder):
+            max_length = self.config["encoder"]["max_length"]
+            self._encoder = load_encoder(str(self._encoder), max_length=max_length, device=self.device)
+        return self._encoder
+
+    @property
+    def n_leaves(self) -> int:
+        return self.index.indexer.n_leaves
+
+    def check_beam(self, beam: int | None) -> int:
+        """The beam to use: ``DEFAULT_BEAM`` (capped at the leaf count) when None; else 1..leaves."""
+        if beam is None:
+            return min(DEFAULT_BEAM, self.n_leaves)
+        if not 1 <= beam <= self.n_leaves:
+            raise SearchIndexError(f"beam must be between 1 and the number of leaves ({self.n_leaves}), got {beam}")
+        return int(beam)
+
+    def search_arrays(self, texts: list[str], beam: int | None = None, k: int = 10,
+                      batch_size: int = 64) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Encode ``texts`` and search: rows (nq, k) corpus positions (-1 padded), scores, n_scored."""
+        beam = self.check_beam(beam)
+        if k < 1:
+            raise SearchIndexError(f"k must be at least 1, got {k}")
+        query_emb = self.encoder.encode(list(texts), batch_size=batch_size)  # (nq, d)
+        return self.index.search(query_emb, beam=beam, k=k)
+
+    def search(self, texts: list[str], beam: int | None = None, k: int = 10,
+               batch_size: int = 64) -> list[list[Hit]]:
+        """Top-k (doc_id, title, score) of each query text, best first; fewer than k when the
+        visited leaves hold fewer documents."""
+        rows, scores, _ = self.search_arrays(texts, beam, k, batch_size)
+        return [[Hit(self.doc_ids[r], self.titles[r], float(s)) for r, s in zip(row, score) if r >= 0]
+                for row, score in zip(rows, scores)]
+
+    def info(self) -> dict:
+        """Tree shape, leaf balance, corpus size, encoder and training config."""
+        sizes = self.index.leaf_sizes
+        tree = self.index.indexer.config()
+        return {
+            "tree": {"height": tree["height"], "branching": tree["branching"], "n_leaves": self.n_leaves,
+                     "dim": tree["dim"], "path_layout": tree["path_layout"]},
+            "n_docs": self.index.n_docs,
+            "leaf_sizes": {"min": int(sizes.min()), "median": float(np.median(sizes)), "max": int(sizes.max()),
+                           "mean": float(sizes.mean()), "gini": gini(sizes), "empty": int((sizes == 0).sum())},
+            "encoder": self.config.get("encoder", {}),
+            "train_config": self.config.get("train_config", {}),
+        }
+
+
+def load_index(in_dir: str | os.PathLike, device: str | None = "auto") -> SearchIndex:
+    """Open a directory written by :func:`save_search_index`. The encoder is loaded at the first
+    search and runs on ``device`` (``auto`` = CUDA when present); the index searches on the CPU."""
+    src = Path(in_dir)
+    if not src.is_dir():
+        raise SearchIndexError(f"no search index at {src}: directory not found")
+    missing = [p for p in ("config.json", "docs.parquet", "encoder", "index") if not (src / p).exists()]
+    if missing:
+        raise SearchIndexError(f"{src} is not a search index: missing {', '.join(missing)} "
+                          "(write one with ehi.serve.api.save_search_index)")
+    config = json.loads((src / "config.json").read_text())
+    if config.get("format_version") != FORMAT_VERSION:
+        raise SearchIndexError(f"{src}: search-index format {config.get('format_version')}, expected {FORMAT_VERSION}")
+    docs = pq.read_table(src / "docs.parquet").to_pandas()
+    index = EHIIndex.load(src / "index")
+    return SearchIndex(index, docs.doc_id.tolist(), docs.title.tolist(), config, src / "encoder", device)

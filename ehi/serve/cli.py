@@ -1,0 +1,178 @@
+"""The ``ehi`` command: search a saved index, or describe one.
+
+    ehi search --index DIR --query "what causes fever" --beam 4 -k 10     # a readable table
+    ehi search --index DIR --queries-file queries.txt > run.tsv            # one query per line
+    cat queries.txt | ehi search --index DIR --queries-file -             # stdin
+    ehi info --index DIR                                                  # tree, leaf balance, config
+
+Query files are read and searched in batches (``--batch-size``) and the results are printed as
+each batch finishes, so a long file streams. Their output is TSV with a header:
+``query_no  rank  doc_id  score  title``, query_no being the 1-based line number (blank lines are
+skipped but keep their number).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import itertools
+import json
+import os
+import sys
+from typing import Iterable, Iterator, TextIO
+
+from ehi.serve.api import Hit, SearchIndex, SearchIndexError, load_index
+
+TITLE_WIDTH = 80
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ehi", description="Search or describe an EHI search index.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{search,info}")
+    search = sub.add_parser("search", help="ranked documents for one or more queries")
+    search.add_argument("--index", required=True, help="search-index directory (ehi.serve.api.save_search_index)")
+    source = search.add_mutually_exclusive_group(required=True)
+    source.add_argument("--query", action="append", help="a query text (repeat for several)")
+    source.add_argument("--queries-file", metavar="FILE", help="one query per line; '-' reads stdin")
+    search.add_argument("--beam", type=int, default=None,
+                        help="leaves kept per tree level (default: 4, capped at the leaf count; "
+                             "the number of leaves = exact search)")
+    search.add_argument("-k", type=int, default=10, help="documents per query (default: 10)")
+    search.add_argument("--batch-size", type=int, default=64, help="queries encoded at once (default: 64)")
+    search.add_argument("--format", choices=("table", "tsv"), default=None,
+                        help="output format (default: table for --query, tsv for --queries-file)")
+    search.add_argument("--device", default="auto", help="encoder device: auto, cpu, cuda, ... (default: auto)")
+    search.add_argument("-v", "--verbose", action="store_true", help="keep the model loader's messages")
+    info = sub.add_parser("info", help="tree shape, leaf balance and training config of an index")
+    info.add_argument("--index", required=True, help="search-index directory")
+    info.add_argument("--json", action="store_true", help="print the description as JSON")
+    return parser
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())  # tabs and newlines would break a TSV row
+
+
+def _short(text: str, width: int = TITLE_WIDTH) -> str:
+    text = _one_line(text)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def format_table(query: str, hits: list[Hit]) -> str:
+    """A readable ranked list: rank, score, doc_id, title."""
+    lines = [f"query: {query}"]
+    if not hits:
+        return "\n".join(lines + ["  (no documents in the visited leaves)"])
+    id_width = max(6, *(len(h.doc_id) for h in hits))
+    lines.append(f"{'rank':>4}  {'score':>8}  {'doc_id':<{id_width}}  title")
+    for rank, hit in enumerate(hits, 1):
+        lines.append(f"{rank:>4}  {hit.score:>8.4f}  {hit.doc_id:<{id_width}}  {_short(hit.title)}")
+    return "\n".join(lines)
+
+
+def tsv_rows(query_no: int, hits: list[Hit]) -> Iterator[str]:
+    for rank, hit in enumerate(hits, 1):
+        yield f"{query_no}\t{rank}\t{_one_line(hit.doc_id)}\t{hit.score:.6f}\t{_one_line(hit.title)}"
+
+
+def numbered_queries(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """(1-based line number, query) for every non-blank line."""
+    for no, line in enumerate(lines, 1):
+        if line.strip():
+            yield no, line.strip()
+
+
+def _batches(items: Iterator, size: int) -> Iterator[list]:
+    while batch := list(itertools.islice(items, size)):
+        yield batch
+
+
+def run_search(index: SearchIndex, queries: Iterator[tuple[int, str]], args, out: TextIO) -> int:
+    """Search ``queries`` batch by batch, writing each batch's results as soon as it is ready."""
+    fmt = args.format or ("table" if args.query else "tsv")
+    if fmt == "tsv":
+        print("query_no\trank\tdoc_id\tscore\ttitle", file=out)
+    n = 0
+    for batch in _batches(queries, args.batch_size):
+        results = index.search([q for _, q in batch], beam=args.beam, k=args.k, batch_size=args.batch_size)
+        for (no, query), hits in zip(batch, results):
+            if fmt == "tsv":
+                for row in tsv_rows(no, hits):
+                    print(row, file=out)
+            else:
+                print(("\n" if n else "") + format_table(query, hits), file=out)
+            n += 1
+        out.flush()
+    return n
+
+
+def format_info(path: str, info: dict) -> str:
+    tree, leaves, enc = info["tree"], info["leaf_sizes"], info["encoder"]
+    lines = [
+        f"index:       {path}",
+        f"documents:   {info['n_docs']}",
+        f"tree:        height H={tree['height']}, branching B={tree['branching']}, {tree['n_leaves']} leaves, "
+        f"dim {tree['dim']}, path layout {tree['path_layout']}",
+        f"leaf sizes:  min {leaves['min']}, median {leaves['median']:g}, max {leaves['max']}, "
+        f"mean {leaves['mean']:.1f}, gini {leaves['gini']:.3f}, empty {leaves['empty']}",
+        f"encoder:     {enc.get('source', '?')} (max_length {enc.get('max_length', '?')})",
+        "training config:" + ("" if info["train_config"] else " (none recorded)"),
+    ]
+    lines += [f"  {key}: {value}" for key, value in sorted(info["train_config"].items())]
+    return "\n".join(lines)
+
+
+@contextlib.contextmanager
+def _quiet_transformers(quiet: bool):
+    """Silence the model loader's progress bars and load reports (they would bury the results);
+    restore the previous settings afterwards, since main() also runs inside other programs."""
+    from transformers.utils import logging as hf_logging
+
+    level, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    if quiet:
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
+        (hf_logging.enable_progress_bar if bars else hf_logging.disable_progress_bar)()
+
+
+def _check_args(args) -> None:
+    if args.k < 1:
+        raise SearchIndexError(f"-k must be at least 1, got {args.k}")
+    if args.batch_size < 1:
+        raise SearchIndexError(f"--batch-size must be at least 1, got {args.batch_size}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "info":
+            index = load_index(args.index, device="cpu")
+            info = index.info()
+            print(json.dumps(info, indent=2, sort_keys=True) if args.json else format_info(args.index, info))
+            return 0
+        _check_args(args)
+        index = load_index(args.index, device=args.device)
+        index.check_beam(args.beam)  # fail before reading any input
+        with _quiet_transformers(not args.verbose):
+            if args.query:
+                run_search(index, iter(enumerate(args.query, 1)), args, sys.stdout)
+            elif args.queries_file == "-":
+                run_search(index, numbered_queries(sys.stdin), args, sys.stdout)
+            else:
+                with open(args.queries_file, encoding="utf-8") as fh:
+                    run_search(index, numbered_queries(fh), args, sys.stdout)
+    except BrokenPipeError:  # `ehi search ... | head`: stop quietly, and keep Python's exit flush quiet
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except (SearchIndexError, OSError) as err:
+        # user errors: a message, a non-zero exit, no traceback
+        raise SystemExit(f"ehi {args.command}: error: {err}") from None
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

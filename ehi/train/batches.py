@@ -1,0 +1,79 @@
+"""What a training loop reads: a split as row indices, and the cache of embeddings and leaves.
+
+The cache (corpus and query embeddings, each document's leaf) is what the negative miners read. It
+is refreshed every ``reindex_every`` epochs (re-embed the corpus, one indexer pass) and, in
+between, updated lazily with the fresh values of the documents each batch saw (ehi.train.step).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ehi.data.dataset import Dataset
+from ehi.data.dataset import doc_texts as corpus_texts
+from ehi.model.encoder import Encoder
+from ehi.model.tree import TreeIndexer
+from ehi.train import distributed
+from ehi.train.config import TrainConfig
+
+
+@dataclass
+class TrainData:
+    """A split as row indices: texts, (query, positive) pairs, each query's relevant documents."""
+
+    doc_texts: list[str]
+    query_ids: list[str]
+    query_texts: list[str]
+    pair_q: np.ndarray  # (P,) row into query_texts
+    pair_d: np.ndarray  # (P,) row into doc_texts
+    relevant: list[np.ndarray]  # per query row: sorted doc rows judged relevant
+
+    @classmethod
+    def from_dataset(cls, dataset: Dataset, split: str = "train") -> "TrainData":
+        queries, qrels = dataset.split(split)
+        qrels = qrels[qrels.relevance > 0]
+        doc_row = pd.Series(np.arange(len(dataset.corpus)), index=dataset.corpus.doc_id.astype(str))
+        queries = queries[queries.query_id.astype(str).isin(set(qrels.query_id.astype(str)))]
+        q_row = pd.Series(np.arange(len(queries)), index=queries.query_id.astype(str))
+        missing = sorted(set(qrels.doc_id.astype(str)) - set(doc_row.index))[:5]
+        if missing:
+            raise ValueError(f"{split} qrels of {dataset.name!r} name documents not in the corpus, e.g. {missing}")
+        pair_q = q_row.loc[qrels.query_id.astype(str)].to_numpy()
+        pair_d = doc_row.loc[qrels.doc_id.astype(str)].to_numpy()
+        if len(pair_q) == 0:
+            raise ValueError(f"split {split!r} of {dataset.name!r} has no judged (query, positive) pairs")
+        order = np.lexsort((pair_d, pair_q))
+        pair_q, pair_d = pair_q[order], pair_d[order]
+        bounds = np.searchsorted(pair_q, np.arange(len(queries) + 1))
+        relevant = [pair_d[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        return cls(corpus_texts(dataset.corpus), queries.query_id.astype(str).tolist(),
+                   queries.text.astype(str).tolist(), pair_q.astype(np.int64), pair_d.astype(np.int64), relevant)
+
+
+def refresh_cache(data: TrainData, encoder: Encoder, indexer: TreeIndexer | None, cfg: TrainConfig) -> dict:
+    """Re-embed corpus and queries and reassign leaves: what the negative miners read."""
+    ctx = distributed.context()
+    if ctx.active:
+        return _refresh_cache_sharded(data, encoder, indexer, cfg, ctx)
+    doc_emb = encoder.encode(data.doc_texts, cfg.encode_batch_size)  # (N, d)
+    cache = {"doc_emb": doc_emb, "q_emb": encoder.encode(data.query_texts, cfg.encode_batch_size)}
+    if indexer is not None:
+        cache["doc_leaf"] = indexer.assign_leaves(doc_emb)  # (N,)
+    return cache
+
+
+def _refresh_cache_sharded(data, encoder, indexer, cfg, ctx) -> dict:
+    """refresh_cache over W ranks: each encodes (and routes) its contiguous shard; all gather."""
+    device = encoder.device
+    cache = {}
+    for key, texts in (("doc_emb", data.doc_texts), ("q_emb", data.query_texts)):
+        a, b = distributed.shard_bounds(len(texts), ctx)
+        local = encoder.encode(texts[a:b], cfg.encode_batch_size)  # (n_r, d)
+        if key == "doc_emb" and indexer is not None:
+            leaf = indexer.assign_leaves(local) if len(local) else np.empty(0, np.int64)
+            cache["doc_leaf"] = distributed.gather_array(leaf, len(texts), ctx, device)
+        cache[key] = distributed.gather_array(local, len(texts), ctx, device)
+    return {k: cache[k] for k in ("doc_emb", "q_emb", "doc_leaf") if k in cache}

@@ -1,0 +1,123 @@
+"""Checkpoints of a training run: written atomically each epoch, restored exactly, no pickle.
+
+Everything is safetensors (weights, optimizer moments, RNG states, the embedding cache) plus JSON
+(epoch, step, config, scheduler and python RNG state, the epoch log), so a checkpoint loads with
+``weights_only`` semantics by construction and a resumed run replays the very same batches.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import torch
+from safetensors.torch import save_file
+
+from ehi.core.io import atomic_dir, write_parquet
+from ehi.core.weights import load_weights, read_tensors
+
+log = logging.getLogger(__name__)
+
+# checkpoint/ = encoder/ (HF folder), indexer.{safetensors,json}, trainer_state.safetensors
+# (optimizer moments, RNG states), cache.safetensors (only when the next epoch does not re-index),
+# state.json (epoch, step, config, optimizer/scheduler scalars, python RNG, log rows).
+RESUME_IGNORES = {"device", "encode_batch_size", "diagnostics", "diagnostic_beam"}
+
+
+def save_checkpoint(path, encoder, indexer, opt, sched, cfg, epoch, step, rows, cache) -> None:
+    with atomic_dir(path) as tmp:
+        encoder.save(tmp / "encoder")
+        if indexer is not None:
+            indexer.save(tmp)
+        tensors, opt_meta = {}, {"param_groups": opt.state_dict()["param_groups"], "scalars": {}}
+        for pid, entry in opt.state_dict()["state"].items():
+            for name, value in entry.items():
+                if torch.is_tensor(value):
+                    tensors[f"optimizer.{pid}.{name}"] = value.detach().cpu().contiguous()
+                else:
+                    opt_meta["scalars"][f"{pid}.{name}"] = value
+        tensors["rng.torch"] = torch.get_rng_state()
+        for i, s in enumerate(torch.cuda.get_rng_state_all() if torch.cuda.is_available() else []):
+            tensors[f"rng.cuda.{i}"] = s
+        save_file(tensors, str(tmp / "trainer_state.safetensors"))
+        if cache is not None:
+            save_file({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in cache.items()},
+                      str(tmp / "cache.safetensors"))
+        state = {"epoch": epoch, "step": step, "config": cfg.to_dict(), "optimizer": opt_meta,
+                 "scheduler": sched.state_dict(), "python_random": random.getstate(), "log": rows}
+        (tmp / "state.json").write_text(json.dumps(state, indent=1) + "\n")  # keeps log column order
+
+
+def load_checkpoint(path, encoder, indexer, opt, sched, cfg) -> dict | None:
+    """Restore everything :func:`save_checkpoint` wrote; None when there is no checkpoint."""
+    path = Path(path)
+    if not (path / "state.json").exists():  # a kill between atomic_dir's two renames
+        path = path.parent / f".{path.name}.old"
+        if not (path / "state.json").exists():
+            return None
+    try:
+        state = json.loads((path / "state.json").read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path / 'state.json'}: corrupted checkpoint state ({e}); delete {path} to "
+                         "restart the run from scratch") from e
+    diff = {k: (v, getattr(cfg, k, None)) for k, v in state["config"].items()
+            if k not in RESUME_IGNORES and getattr(cfg, k, None) != v}
+    if diff:
+        raise ValueError(f"checkpoint {path} was written with another config (saved, now): {diff}; "
+                         "use a new output directory or resume=False")
+    # checked loads: a truncated file or one of another shape is named, not a stack trace
+    load_weights(encoder.model, *sorted((path / "encoder").glob("*.safetensors")))
+    if indexer is not None:
+        load_weights(indexer, path / "indexer.safetensors")
+    t = read_tensors(path / "trainer_state.safetensors")
+    opt_state: dict = {}
+    entries = [(k[len("optimizer."):], v) for k, v in t.items() if k.startswith("optimizer.")]
+    for key, value in entries + list(state["optimizer"]["scalars"].items()):
+        pid, name = key.split(".", 1)
+        opt_state.setdefault(int(pid), {})[name] = value
+    opt.load_state_dict({"state": opt_state, "param_groups": state["optimizer"]["param_groups"]})
+    sched.load_state_dict(state["scheduler"])
+    torch.set_rng_state(t["rng.torch"])
+    if torch.cuda.is_available() and "rng.cuda.0" in t:
+        torch.cuda.set_rng_state_all([t[f"rng.cuda.{i}"] for i in range(torch.cuda.device_count())])
+    version, inner, gauss = state["python_random"]
+    random.setstate((version, tuple(inner), gauss))
+    cache = None
+    if (path / "cache.safetensors").exists():
+        cache = {k: v.numpy().copy() for k, v in read_tensors(path / "cache.safetensors").items()}
+    log.info("resumed from %s at epoch %d, step %d", path, state["epoch"], state["step"])
+    return {"epoch": state["epoch"], "step": state["step"], "cache": cache, "log": state["log"]}
+
+
+def write_log(rows: list[dict], path: Path, cfg) -> None:
+    """The per-epoch training log as Parquet, atomically, with provenance in its metadata."""
+    table = pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False)
+    write_parquet(table, path, {"kind": "train_log", "config": cfg.to_dict()})
+
+
+def set_aside_stale_checkpoint(out_dir: str | os.PathLike, cfg) -> Path | None:
+    """Rename ``out_dir/checkpoint`` to ``checkpoint.stale-N`` if another config wrote it.
+
+    The workflow reruns training when its config changes; resuming would then fail (rightly: the
+    weights belong to another run). The old checkpoint is kept, not deleted, and the path returned.
+    """
+    path = Path(out_dir) / "checkpoint"
+    state_file = path / "state.json"
+    if not state_file.exists():
+        return None
+    saved = json.loads(state_file.read_text())["config"]
+    diff = sorted(k for k, v in saved.items() if k not in RESUME_IGNORES and getattr(cfg, k, None) != v)
+    if not diff:
+        return None
+    n = 1
+    while (stale := path.with_name(f"checkpoint.stale-{n}")).exists():
+        n += 1
+    os.replace(path, stale)
+    log.warning("checkpoint %s was written with another config (keys %s): moved to %s", path, diff, stale)
+    return stale

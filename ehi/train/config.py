@@ -1,0 +1,102 @@
+"""Every hyper-parameter of a training run: one dataclass, checked on construction."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+from ehi.model.tree import PATH_LAYOUTS
+from ehi.train.losses.registry import SIAMESE_LOSSES
+
+
+@dataclass
+class TrainConfig:
+    """Every hyper-parameter of a training run; mirrors the ``train`` section of the config."""
+
+    epochs: int = 5
+    batch_size: int = 64
+    lr_encoder: float = 2e-5
+    lr_indexer: float = 1e-3
+    weight_decay: float = 0.01
+    warmup_ratio: float = 0.1
+    grad_clip: float = 1.0
+    height: int = 2
+    branching: int = 8
+    indexer_hidden: int | None = None  # width of U_h x; None = encoder dim
+    indexer_init: str = "data"  # "data": TreeIndexer.standardize_ on the first corpus embedding
+    path_layout: str = "node"
+    # Option beyond the paper: each tree node gets its own child classifier (TreeIndexer.per_node).
+    # In the paper's form a parent only adds a bias at the next level, so all B^h parents split
+    # their regions along the same B directions; on the synthetic default (H=2, B=8, frozen MiniLM)
+    # that caps dev routing well below k-means/IVF. False = the paper's indexer.
+    indexer_per_node: bool = False
+    # Option beyond the paper: L_neighbour (ehi.train.losses.objective.neighbour_loss), a label-free term asking
+    # each document to share its path with its embedding-space nearest neighbours. L_indexing alone
+    # shapes only the training pairs' routing and the tree memorises them (train queries reach
+    # their positive, held-out ones mostly do not). Each step draws ``neighbour_anchors`` corpus
+    # documents, pairs each with one of its ``neighbour_k`` nearest documents (cosine over the
+    # cached corpus embeddings, recomputed at every re-index) and adds lambda_neighbour times an
+    # InfoNCE (at ``neighbour_temperature``) over their path cosines. It runs the indexer on the
+    # cached, detached embeddings, so it trains the indexer only (no extra encoder passes).
+    # 0 = off (the paper's objective).
+    lambda_neighbour: float = 0.0
+    neighbour_k: int = 10
+    neighbour_anchors: int = 256
+    neighbour_temperature: float = 0.3
+    lambda_siamese: float = 1.0
+    lambda_indexing: float = 1.0
+    lambda_intra_leaf: float = 0.5
+    margin: float = 0.1  # L_siamese (triplet) and L_intra-leaf, on cosine
+    margin_indexing: float = 0.1  # L_indexing, on path-embedding cosine
+    temperature: float = 0.05  # InfoNCE
+    siamese_loss: str = "triplet"
+    n_hard_negatives: int = 2
+    hard_negatives: bool = True  # False: in-batch negatives only
+    hard_negative_pool: int = 20  # DE: sample hard negatives from this exact top-k
+    in_batch_negatives: bool = True
+    reindex_every: int = 1
+    max_length: int = 128
+    seed: int = 0
+    use_tree: bool = True  # False = DE baseline (lambda_indexing = lambda_intra_leaf = 0)
+    diagnostics: bool = True
+    diagnostic_beam: int | None = None  # None: the beam visiting ~10% of leaves
+    encode_batch_size: int = 64
+    device: str = "auto"
+
+    def __post_init__(self):
+        checks = {
+            "epochs >= 1": self.epochs >= 1, "batch_size >= 1": self.batch_size >= 1,
+            "height >= 1": self.height >= 1, "branching >= 2": self.branching >= 2,
+            f"path_layout in {PATH_LAYOUTS}": self.path_layout in PATH_LAYOUTS,
+            f"siamese_loss in {sorted(SIAMESE_LOSSES)}": self.siamese_loss in SIAMESE_LOSSES,
+            "reindex_every >= 1": self.reindex_every >= 1, "n_hard_negatives >= 0": self.n_hard_negatives >= 0,
+            "0 <= warmup_ratio < 1": 0 <= self.warmup_ratio < 1,
+            "indexer_init in ('data', 'random')": self.indexer_init in ("data", "random"),
+            "lambda_neighbour >= 0": self.lambda_neighbour >= 0, "neighbour_k >= 1": self.neighbour_k >= 1,
+            "neighbour_anchors >= 2": self.neighbour_anchors >= 2,
+            "neighbour_temperature > 0": self.neighbour_temperature > 0,
+        }
+        bad = [rule for rule, ok in checks.items() if not ok]
+        if bad:
+            raise ValueError(f"invalid TrainConfig: need {', '.join(bad)}")
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "TrainConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ValueError(f"unknown TrainConfig key(s) {unknown}; known: {sorted(known)}")
+        return cls(**d)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @property
+    def n_negatives(self) -> int:
+        return self.n_hard_negatives if self.hard_negatives else 0
+
+    def loss_kwargs(self) -> dict:
+        tree = self.use_tree
+        return dict(lambda_siamese=self.lambda_siamese, lambda_indexing=self.lambda_indexing if tree else 0.0,
+                    lambda_intra_leaf=self.lambda_intra_leaf if tree else 0.0, siamese_loss=self.siamese_loss,
+                    margin=self.margin, margin_indexing=self.margin_indexing, temperature=self.temperature,
+                    path_layout=self.path_layout)

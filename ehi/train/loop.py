@@ -1,0 +1,162 @@
+"""One training loop for EHI (encoder + tree, jointly) and for the dual-encoder (DE) baseline.
+
+An epoch walks the split's (query, positive) pairs in a seeded random order. Each batch adds
+``n_hard_negatives`` mined negatives per pair (EHI: unjudged documents in the positive's leaf; DE:
+from its own exact top-k) and uses every other document of the batch as an in-batch negative. The
+document embeddings and leaves the miners read are cached: refreshed every ``reindex_every`` epochs
+(re-embed the corpus, one indexer pass) and, in between, updated lazily with the fresh values of
+the documents each batch saw. A checkpoint (layout below) is written after every epoch.
+
+Determinism: the epoch order comes from ``default_rng([seed, epoch])`` and each batch's sampling
+from ``default_rng([seed, epoch, batch])``, so a run resumed at an epoch boundary replays the very
+same batches; torch's RNG (dropout) travels in the checkpoint.
+
+Several processes (``torchrun``, :mod:`ehi.train.distributed`): each rank encodes its share of every
+global batch and of every corpus re-embedding; the shares are gathered so that every rank computes
+the single-process loss and cache. Without torchrun (or with one process) none of that runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import random
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from ehi.core.io import atomic_dir, write_json
+from ehi.data.dataset import Dataset
+from ehi.model.encoder import Encoder, pick_device
+from ehi.model.tree import TreeIndexer, check_leaves_fit
+from ehi.model.tree_stats import tree_diagnostics
+from ehi.train import distributed
+from ehi.train.batches import TrainData, refresh_cache
+from ehi.train.checkpoint import load_checkpoint, save_checkpoint, write_log
+from ehi.train.config import TrainConfig
+from ehi.train.step import check_finite, train_step
+
+log = logging.getLogger(__name__)
+
+
+def make_optimizer(encoder, indexer, cfg: TrainConfig, total_steps: int):
+    """AdamW with one learning rate for the encoder and one for the indexer; linear warm-up to the
+    peak, then linear decay to zero at the last step."""
+    groups = [{"params": list(encoder.parameters()), "lr": cfg.lr_encoder}]
+    if indexer is not None:
+        groups.append({"params": list(indexer.parameters()), "lr": cfg.lr_indexer})
+    opt = torch.optim.AdamW(groups, weight_decay=cfg.weight_decay)
+    warmup = math.ceil(cfg.warmup_ratio * total_steps)
+
+    def factor(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        return max(0.0, (total_steps - step) / max(1, total_steps - warmup))
+
+    return opt, torch.optim.lr_scheduler.LambdaLR(opt, factor)
+
+
+def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | os.PathLike,
+          split: str = "train", resume: bool = True, stop_after_epoch: int | None = None,
+          progress: bool = True) -> dict:
+    """Train ``encoder`` (and, with ``cfg.use_tree``, a fresh tree) on ``split``; write
+    ``out_dir/{train_log.parquet, checkpoint/, encoder/, indexer.safetensors, indexer.json}``.
+
+    ``stop_after_epoch`` ends this call after that many epochs without changing the schedule (for
+    time-sliced jobs; a later call with ``resume=True`` continues). Returns a summary dict.
+
+    Under ``torchrun`` with several processes every rank calls this with the same arguments; they
+    share the work of each step and of each re-embedding, and rank 0 alone writes (ehi.train.distributed).
+    """
+    ctx = distributed.init_from_env(cfg.device)
+    out, device = Path(out_dir), distributed.rank_device(pick_device(cfg.device), ctx)
+    encoder.max_length = cfg.max_length
+    torch.manual_seed(cfg.seed)
+    random.seed(cfg.seed)
+    indexer = TreeIndexer(encoder.dim, cfg.height, cfg.branching, cfg.indexer_hidden, cfg.path_layout,
+                          per_node=cfg.indexer_per_node) if cfg.use_tree else None
+    encoder.to(device)
+    indexer = indexer.to(device) if indexer is not None else None
+    data = TrainData.from_dataset(dataset, split)
+    if cfg.use_tree:
+        check_leaves_fit(cfg.branching ** cfg.height, len(data.doc_texts), cfg.height, cfg.branching)
+    n_batches = math.ceil(len(data.pair_q) / cfg.batch_size)
+    opt, sched = make_optimizer(encoder, indexer, cfg, cfg.epochs * n_batches)
+    state = load_checkpoint(out / "checkpoint", encoder, indexer, opt, sched, cfg) if resume else None
+    epoch, step, cache, rows = (state["epoch"], state["step"], state["cache"], state["log"]) if state \
+        else (0, 0, None, [])
+    need_cache = cfg.n_negatives > 0 or (cfg.use_tree and (cfg.diagnostics or cfg.lambda_neighbour > 0))
+    if state is None and indexer is not None and cfg.indexer_init == "data":
+        cache = refresh_cache(data, encoder, indexer, cfg)
+        indexer.standardize_(cache["doc_emb"])
+        cache["doc_leaf"] = indexer.assign_leaves(cache["doc_emb"])
+    stop = cfg.epochs if stop_after_epoch is None else min(cfg.epochs, stop_after_epoch)
+    tree_used = cfg.use_tree and (cfg.lambda_indexing > 0 or cfg.lambda_neighbour > 0)
+    towers = distributed.wrap(encoder, indexer, device, tree_used) if ctx.active else None
+    while epoch < stop:
+        if need_cache and cache is None:
+            cache = refresh_cache(data, encoder, indexer, cfg)
+        if ctx.active:  # each rank its own dropout masks, replayable from (seed, epoch, rank)
+            torch.manual_seed(distributed.rank_seed(cfg.seed, epoch, ctx.rank))
+        row = run_epoch(epoch, step, data, cache, encoder, indexer, opt, sched, cfg, device,
+                        progress and ctx.is_main, towers)
+        epoch, step = epoch + 1, row["step"]
+        # A fresh re-embedding at every epoch end feeds the diagnostics and, on re-indexing epochs,
+        # becomes the next epoch's cache; in between, the lazily updated cache carries on.
+        fresh = refresh_cache(data, encoder, indexer, cfg) if need_cache else None
+        if indexer is not None and cfg.diagnostics:
+            row.update(tree_diagnostics(indexer, fresh["doc_leaf"], fresh["q_emb"], data.pair_q,
+                                        data.pair_d, cfg.diagnostic_beam))
+        keep_cache = epoch % cfg.reindex_every != 0  # the next epoch reuses the lazy cache
+        cache = cache if keep_cache else fresh
+        rows.append(row)
+        if ctx.is_main:
+            write_log(rows, out / "train_log.parquet", cfg)
+            save_checkpoint(out / "checkpoint", encoder, indexer, opt, sched, cfg, epoch, step, rows,
+                            cache if keep_cache else None)
+        ctx.barrier()
+    if epoch >= cfg.epochs and ctx.is_main:
+        with atomic_dir(out / "encoder") as tmp:
+            encoder.save(tmp)
+        if indexer is not None:
+            indexer.save(out)
+    summary = {"epochs_done": epoch, "steps": step, "finished": epoch >= cfg.epochs,
+               "last": rows[-1] if rows else {}, "config": cfg.to_dict()}
+    if ctx.is_main:
+        write_json(summary, out / "train_summary.json")
+    ctx.barrier()
+    return summary
+
+
+def run_epoch(epoch, step, data, cache, encoder, indexer, opt, sched, cfg, device, progress, towers=None) -> dict:
+    """One pass over the pairs; returns the epoch's log row (mean of each loss term). ``towers``:
+    see train_step; DDP averages the gradients during ``backward``."""
+    encoder.train()
+    order = np.random.default_rng([cfg.seed, epoch]).permutation(len(data.pair_q))
+    params = [p for group in opt.param_groups for p in group["params"]]
+    sums: dict[str, float] = {}
+    start, n_batches = time.time(), math.ceil(len(order) / cfg.batch_size)
+    bar = tqdm(range(n_batches), desc=f"epoch {epoch + 1}/{cfg.epochs}", disable=not progress, mininterval=1)
+    for b in bar:
+        rng = np.random.default_rng([cfg.seed, epoch, b])
+        batch = order[b * cfg.batch_size : (b + 1) * cfg.batch_size]
+        terms, q_rows = train_step(batch, data, cache, rng, encoder, indexer, cfg, device, towers)
+        check_finite(terms, step, epoch, b, [data.query_ids[i] for i in q_rows])
+        opt.zero_grad(set_to_none=True)
+        terms["loss"].backward()
+        if cfg.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)
+        opt.step()
+        sched.step()
+        step += 1
+        for k, v in terms.items():
+            sums[k] = sums.get(k, 0.0) + float(v.detach())
+        bar.set_postfix({k: f"{v / (b + 1):.4f}" for k, v in sums.items()}, refresh=False)
+    lrs = sched.get_last_lr()
+    return {"epoch": epoch + 1, "step": step, **{k: v / n_batches for k, v in sums.items()},
+            "lr_encoder": lrs[0], "lr_indexer": lrs[1] if len(lrs) > 1 else float("nan"),
+            "seconds": time.time() - start}

@@ -1,0 +1,52 @@
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from ehi.core.io import atomic_path, read_provenance, read_table, write_table
+from ehi.core.schemas import schema
+
+
+def test_write_table_casts_to_schema_and_records_provenance(tmp_path):
+    df = pd.DataFrame({"query_id": [1, 2], "doc_id": ["a", "b"], "relevance": [1, 2], "split": ["test", "test"]})
+    path = write_table(df, "qrels", tmp_path / "qrels.parquet", meta={"seed": 3})
+    assert pq.read_schema(path).remove_metadata().equals(schema("qrels"))
+    assert read_table(path, "qrels").query_id.tolist() == ["1", "2"]
+    info = read_provenance(path)
+    assert info["seed"] == 3 and info["kind"] == "qrels" and "git_commit" in info
+
+
+def test_missing_column_is_named_and_nothing_written(tmp_path):
+    df = pd.DataFrame({"query_id": ["q"], "doc_id": ["d"]})
+    with pytest.raises(ValueError, match="relevance"):
+        write_table(df, "qrels", tmp_path / "qrels.parquet")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_atomic_path_keeps_the_old_file_when_the_writer_fails(tmp_path):
+    target = tmp_path / "x.txt"
+    target.write_text("old")
+    with pytest.raises(RuntimeError):
+        with atomic_path(target) as tmp:
+            tmp.write_text("half")
+            raise RuntimeError("killed")
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["x.txt"]
+
+
+def test_disk_full_leaves_nothing_half_written(tmp_path, monkeypatch):
+    """A write that fails with ENOSPC (simulated) leaves neither the target nor a temp file."""
+    import errno
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pq, "write_table", full)
+    df = pd.DataFrame({"doc_id": ["d"], "title": [""], "text": ["t"]})
+    with pytest.raises(OSError, match="No space"):
+        write_table(df, "corpus", tmp_path / "corpus.parquet")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unknown_kind():
+    with pytest.raises(KeyError, match="unknown table kind"):
+        schema("nope")

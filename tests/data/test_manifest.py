@@ -1,0 +1,57 @@
+"""The per-dataset manifest: written by preparation, checked before every run, so that a changed
+source copy or prepared table is named instead of silently mixed into results."""
+
+import json
+import os
+
+import pytest
+
+from ehi.data.manifest import check_manifest, write_manifest
+from ehi.data.prepare import prepare_dataset
+from ehi.data.validate import DataError
+from tests.data.test_beir import write_beir
+
+
+@pytest.fixture()
+def prepared(tmp_path):
+    """A small local BEIR copy prepared into tmp_path/data."""
+    source = write_beir(tmp_path / "copy")
+    cfg = {"name": "small", "source": "beir", "path": str(source), "dev_fraction": 0.0, "dev_seed": 0}
+    dataset = prepare_dataset("small", "beir", path=str(source))
+    dataset.write(tmp_path / "data")
+    write_manifest(cfg, tmp_path / "data", dataset.queries.split.value_counts().to_dict())
+    return source, tmp_path / "data"
+
+
+def test_manifest_records_source_split_and_sha256_of_each_file(prepared):
+    source, data = prepared
+    manifest = json.loads((data / "manifest.json").read_text())
+    assert manifest["config"]["source"] == "beir" and manifest["ehi_version"]
+    assert str(source / "corpus.jsonl") in manifest["source_files"]
+    assert set(manifest["tables"]) == {"corpus.parquet", "queries.parquet", "qrels.parquet"}
+    assert all(len(r["sha256"]) == 64 for r in [*manifest["source_files"].values(), *manifest["tables"].values()])
+    assert sum(manifest["queries_per_split"].values()) > 0
+    assert check_manifest(data) == manifest  # unchanged: passes
+
+
+def test_manifest_changed_source_copy_is_named(prepared):
+    source, data = prepared
+    corpus = source / "corpus.jsonl"
+    st = corpus.stat()
+    corpus.write_text(corpus.read_text().replace("doc", "dog", 1))
+    os.utime(corpus, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # an edit a second later
+    with pytest.raises(DataError, match=rf"changed since it was prepared.*source file {corpus}: sha256"):
+        check_manifest(data)
+
+
+def test_manifest_touched_but_identical_file_passes_and_edited_table_fails(prepared):
+    source, data = prepared
+    os.utime(source / "corpus.jsonl", ns=(1, 1))  # new mtime, same bytes: hashed, still the same
+    assert check_manifest(data) is not None
+    table = data / "qrels.parquet"
+    table.write_bytes(table.read_bytes() + b"\0")
+    with pytest.raises(DataError, match=r"prepared table .*qrels.parquet"):
+        check_manifest(data)
+    (source / "queries.jsonl").unlink()
+    with pytest.raises(DataError, match=r"queries.jsonl: missing"):
+        check_manifest(data)

@@ -1,0 +1,62 @@
+"""Verdicts on the paper's claims, from hand-made significance tables."""
+
+import pandas as pd
+import pytest
+
+from ehi.report.claims import evaluate_claims, load_claims, main
+from ehi.core.io import write_table
+
+COLS = ["dataset", "metric", "budget", "system_a", "system_b", "mean_a", "mean_b", "delta", "test", "p_value",
+        "p_adjusted", "significant"]
+SPEC = {"alpha": 0.05, "test": "randomization", "claims": {
+    "a": {"text": "tree >= ivf", "system": "ehi+tree", "versus": ["de+faiss-ivf"], "metrics": ["ndcg@10"],
+          "max_budget": 0.1, "ok_within": 0.0, "okish_within": 0.01},
+    "b": {"text": "exact within 0.005", "system": "ehi+exact", "versus": ["de+exact"], "metrics": ["ndcg@10"],
+          "max_budget": 1.0, "ok_within": 0.005, "okish_within": 0.01},
+    "e": {"text": "tree >= hnsw", "system": "ehi+tree", "versus": ["de+faiss-hnsw"], "metrics": ["ndcg@10"],
+          "max_budget": 0.1, "ok_within": 0.0, "okish_within": 0.01},
+}}
+
+
+def row(budget, a, b, mean_a, mean_b, p, test="randomization"):
+    return ("d", "ndcg@10", budget, a, b, mean_a, mean_b, mean_a - mean_b, test, p, p, p < 0.05)
+
+
+def results(tmp_path, rows):
+    write_table(pd.DataFrame(rows, columns=COLS), "significance", tmp_path / "significance.parquet")
+    return tmp_path
+
+
+def test_ok_okish_fail_and_significance_verdicts(tmp_path):
+    rows = [row(0.05, "ehi+tree", "de+faiss-ivf", 0.50, 0.45, 0.01),  # for the claim, significant
+            row(0.10, "ehi+tree", "de+faiss-ivf", 0.60, 0.605, 0.6),  # 0.005 short: OKish
+            row(0.20, "ehi+tree", "de+faiss-ivf", 0.10, 0.90, 0.001),  # above max_budget: ignored
+            row(0.05, "ehi+tree", "de+faiss-ivf", 0.0, 0.9, 0.001, test="t-test"),  # other test: ignored
+            row(1.0, "ehi+exact", "de+exact", 0.650, 0.653, 0.7)]  # 0.003 short, within 0.005: OK
+    table = evaluate_claims(results(tmp_path, rows), SPEC).set_index("claim")
+    assert table.loc["a", "verdict"] == "OKish" and table.loc["a", "comparisons"] == 2
+    assert table.loc["a", "worst_delta"] == pytest.approx(-0.005)
+    assert table.loc["a", "significant_for"] == 1 and table.loc["a", "significant_against"] == 0
+    assert table.loc["a: significance", "verdict"] == "OK"
+    assert table.loc["b", "verdict"] == "OK"
+    assert table.loc["e", "verdict"] == "n/a"  # no HNSW comparison in the results: said, not guessed
+
+
+def test_a_significant_shortfall_fails_both_the_claim_and_its_significance(tmp_path):
+    rows = [row(0.1, "de+faiss-ivf", "ehi+tree", 0.70, 0.40, 0.001)]  # stored the other way round
+    table = evaluate_claims(results(tmp_path, rows), SPEC).set_index("claim")
+    assert table.loc["a", "verdict"] == "FAIL" and table.loc["a", "worst_delta"] == pytest.approx(-0.3)
+    assert "0.400 vs 0.700" in table.loc["a", "worst_at"]
+    assert table.loc["a: significance", "verdict"] == "FAIL"
+
+
+def test_shipped_claims_file_and_command(tmp_path, capsys):
+    spec = load_claims()
+    assert set(spec["claims"]) == {"a", "b", "c", "e"}
+    rows = [row(0.1, "ehi+tree", "de+faiss-ivf", 0.5, 0.4, 0.01)]
+    assert main([str(results(tmp_path, rows)), "--out", str(tmp_path / "out" / "claims")]) == 0
+    printed = capsys.readouterr().out
+    assert "| a " in printed and "OK" in printed
+    assert (tmp_path / "out" / "claims.md").read_text().strip() == printed.strip()
+    assert main([str(tmp_path / "nowhere")]) == 2
+    assert "significance.parquet not found" in capsys.readouterr().err

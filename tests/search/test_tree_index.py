@@ -1,0 +1,97 @@
+"""EHIIndex: full beam = exact search, budgets from real leaf sizes, save/load round trip."""
+
+import numpy as np
+import pytest
+import torch
+
+from ehi.search.tree_index import EHIIndex
+from ehi.model.tree import TreeIndexer
+
+N, DIM, K = 300, 16, 10
+
+
+def _unit(rng, n):
+    x = rng.normal(size=(n, DIM)).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+@pytest.fixture(scope="module")
+def setup():
+    rng = np.random.default_rng(0)
+    torch.manual_seed(0)
+    tree = TreeIndexer(dim=DIM, height=2, branching=4)  # 16 leaves
+    docs, queries = _unit(rng, N), _unit(rng, 25)
+    return EHIIndex.build(docs, tree, batch_size=64), docs, queries
+
+
+def test_build_groups_documents_by_leaf(setup):
+    index, docs, _ = setup
+    assert index.leaf_sizes.sum() == N and len(index.leaf_sizes) == 16
+    assert (index.leaf_sizes > 0).sum() > 4  # a random tree on isotropic data spreads documents
+    np.testing.assert_array_equal(index.doc_leaf, index.indexer.assign_leaves(docs))
+    np.testing.assert_array_equal(np.sort(index.perm), np.arange(N))
+    np.testing.assert_array_equal(index.doc_emb.numpy(), docs[index.perm])
+
+
+def test_full_beam_equals_exact_search(setup):
+    index, docs, queries = setup
+    rows, scores, n_scored = index.search(queries, beam=16, k=K)
+    exact = queries @ docs.T  # (nq, N)
+    want_rows = np.argsort(-exact, axis=1, kind="stable")[:, :K]
+    np.testing.assert_array_equal(rows, want_rows)
+    np.testing.assert_allclose(scores, np.take_along_axis(exact, want_rows, 1), rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(n_scored, np.full(len(queries), N))
+
+
+def test_documents_scored_grow_with_beam_and_equal_visited_leaf_sizes(setup):
+    index, docs, queries = setup
+    previous = np.zeros(len(queries), dtype=np.int64)
+    for beam in (1, 2, 4, 8, 16):
+        rows, scores, n_scored = index.search(queries, beam=beam, k=K, batch_size=7)
+        leaves = index.indexer.beam_search(torch.from_numpy(queries), beam)[0].numpy()
+        np.testing.assert_array_equal(n_scored, index.leaf_sizes[leaves].sum(1))
+        assert np.all(n_scored >= previous)
+        previous = n_scored
+        # every hit lies in a visited leaf and carries its exact inner product, best first
+        hit = rows >= 0
+        assert np.all(np.isin(index.doc_leaf[rows[hit]], leaves.ravel()))
+        in_beam = np.array([np.isin(index.doc_leaf[r[r >= 0]], l).all() for r, l in zip(rows, leaves)])
+        assert in_beam.all()
+        exact = np.einsum("qd,qkd->qk", queries, docs[np.maximum(rows, 0)])
+        np.testing.assert_allclose(scores[hit], exact[hit], rtol=1e-5, atol=1e-6)
+        assert np.all(np.diff(np.where(hit, scores, -np.inf), axis=1) <= 0)
+        assert np.all(hit.sum(1) == np.minimum(K, n_scored))
+
+
+def test_short_candidate_lists_are_padded(setup):
+    index, _, queries = setup
+    rows, scores, n_scored = index.search(queries, beam=1, k=N)
+    for r, s, n in zip(rows, scores, n_scored):
+        assert (r >= 0).sum() == n and np.all(r[n:] == -1) and np.all(np.isneginf(s[n:]))
+
+
+def test_small_gather_budget_gives_the_same_results(setup):
+    index, _, queries = setup
+    a = index.search(queries, beam=4, k=K)
+    b = index.search(queries, beam=4, k=K, batch_size=3, max_gather=1)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_save_load_search_is_identical(setup, tmp_path):
+    index, _, queries = setup
+    index.save(tmp_path / "index")
+    assert sorted(p.name for p in (tmp_path / "index").iterdir()) == [
+        "index.json", "index.safetensors", "indexer.json", "indexer.safetensors"]
+    loaded = EHIIndex.load(tmp_path / "index")
+    for beam in (1, 3, 16):
+        for x, y in zip(index.search(queries, beam, K), loaded.search(queries, beam, K)):
+            np.testing.assert_array_equal(x, y)
+    index.save(tmp_path / "index")  # overwriting an existing index works
+    assert EHIIndex.load(tmp_path / "index").n_docs == N
+
+
+def test_beam_out_of_range_is_rejected(setup):
+    index, _, queries = setup
+    with pytest.raises(ValueError, match="beam"):
+        index.search(queries, beam=17, k=K)

@@ -1,0 +1,206 @@
+"""Workflow tests: lint, dry runs of the named targets, and the test config end to end.
+
+Runs happen in a temporary working directory (``--directory``), never in the checkout.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from ehi.core.schemas import schema
+
+REPO = Path(__file__).resolve().parents[2]
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
+TEST_CONFIG = str(REPO / "config" / "test.yaml")
+
+
+def snakemake(*args, workdir, check=True, timeout=900):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    proc = subprocess.run([*SNAKEMAKE, "--directory", str(workdir), *args], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return proc
+
+
+def jobs_of(dry_run_output: str) -> set[str]:
+    """Rule names a dry run schedules (from its job-stats table)."""
+    lines = dry_run_output.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("job ")), None)
+    if start is None:
+        return set()
+    names = set()
+    for line in lines[start + 2 :]:
+        parts = line.split()
+        if not parts or parts[0] == "total":
+            break
+        names.add(parts[0])
+    return names
+
+
+def test_lint(tmp_path):
+    proc = snakemake("--lint", workdir=tmp_path, check=False)
+    assert "Congratulations" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("target", ["all", "data", "train_all", "main", "tables"])
+def test_dry_run_of_named_targets(tmp_path, target):
+    proc = snakemake("-n", target, workdir=tmp_path)
+    assert "dry-run" in (proc.stdout + proc.stderr).lower()
+
+
+def test_unknown_config_key_stops_before_any_job(tmp_path):
+    proc = snakemake("-n", "--config", "trian={}", workdir=tmp_path, check=False)
+    assert proc.returncode != 0
+    assert "trian" in proc.stdout + proc.stderr
+
+
+def test_bad_value_names_the_key(tmp_path):
+    proc = snakemake("-n", "--config", "train={'height': 0}", "--configfile", TEST_CONFIG, workdir=tmp_path, check=False)
+    assert proc.returncode != 0
+    assert "height" in proc.stdout + proc.stderr
+
+
+def test_one_ablation_target_schedules_only_its_variants(tmp_path):
+    # targets before --configfile, which takes every following word as a config file
+    proc = snakemake("-n", "ablation_tree_shape", "--configfile", TEST_CONFIG, workdir=tmp_path)
+    out = proc.stdout + proc.stderr
+    assert "height~1" in out
+    assert "lambda_indexing~0" not in out  # another ablation's variant
+    assert "de/train" not in out  # no baseline training for an EHI ablation
+
+
+def test_data_target_of_the_default_config_writes_its_three_tables(tmp_path):
+    snakemake("data", "--cores", "2", workdir=tmp_path)  # no --configfile: the embedded default
+    for kind in ("corpus", "queries", "qrels"):
+        path = tmp_path / "resources" / "synthetic" / "data" / f"{kind}.parquet"
+        assert pq.read_schema(path).remove_metadata().equals(schema(kind)), kind
+    assert pq.read_metadata(tmp_path / "resources" / "synthetic" / "data" / "corpus.parquet").num_rows == 1500
+
+
+@pytest.fixture(scope="module")
+def test_run(tmp_path_factory):
+    """The whole DAG on the test config (tiny random encoder), once for the tests below."""
+    workdir = tmp_path_factory.mktemp("run")
+    snakemake("all", "--cores", "2", "--configfile", TEST_CONFIG, workdir=workdir)
+    return workdir
+
+
+def test_data_stage_writes_the_three_tables_in_their_schemas(test_run):
+    for kind in ("corpus", "queries", "qrels"):
+        path = test_run / "resources" / "test" / "data" / f"{kind}.parquet"
+        assert pq.read_schema(path).remove_metadata().equals(schema(kind)), kind
+
+
+def test_end_to_end_writes_results_tables_and_figures(test_run):
+    summary = pd.read_parquet(test_run / "results" / "test" / "main" / "summary.parquet")
+    assert {"de+exact", "ehi+tree", "ehi+exact", "de+faiss-ivf", "de+scann"} <= set(summary.system)
+    assert summary.frac_visited.between(0, 1).all()
+    tables = test_run / "results" / "tables"
+    for name in ("kmr", "significance", "ablations", "leaf_balance", "timings"):
+        for suffix in (".md", ".tex", ".csv"):
+            assert (tables / f"test_{name}{suffix}").stat().st_size > 0
+    figures = sorted(p.name for p in (test_run / "results" / "figures" / "test").glob("*.png"))
+    assert "leaf_sizes.png" in figures and "training.png" in figures and any(f.startswith("kmr_") for f in figures)
+    assert {"ablation_tree_shape.png", "ablation_loss_terms.png"} <= set(figures)
+    # every ablation variant is paired with the main setting at exact search, p-values in [0, 1]
+    sig = pd.read_csv(tables / "test_ablation_significance.csv")
+    exact = sig[sig.search == "exact"]
+    assert set(exact.variant) == {"height~1/branching~8", "lambda_indexing~0.0"}
+    assert len(exact) == 2 * 4  # one row per variant and metric (the default's four)
+    assert exact[["p_adj t-test", "p_adj randomization"]].stack().between(0, 1).all()
+
+
+def test_the_trained_index_answers_ehi_search(test_run, capsys):
+    from ehi.serve.cli import main
+
+    index_dir = test_run / "resources" / "test" / "main" / "ehi" / "search_index"
+    main(["search", "--index", str(index_dir), "--query", "a query about anything", "--beam", "2", "-k", "3"])
+    import re
+
+    out = capsys.readouterr().out
+    assert len(set(re.findall(r"\bd\d+\b", out))) == 3  # three ranked synthetic doc ids (d<number>)
+    main(["info", "--index", str(index_dir)])
+    assert "leaves" in capsys.readouterr().out.lower()
+
+
+def test_tables_rerun_from_cached_results_schedules_no_training(test_run, tmp_path):
+    """A fresh clone has results/ but no resources/ and no .snakemake/: `tables` must not retrain."""
+    import shutil
+
+    shutil.copytree(test_run / "results" / "test", tmp_path / "results" / "test")
+    # a checkout gives every file a fresh mtime in no particular order: upstream files may look newer
+    for i, path in enumerate(sorted((tmp_path / "results").rglob("*"), reverse=True)):
+        os.utime(path, (1_700_000_000 + i, 1_700_000_000 + i))
+    proc = snakemake("-n", "tables", "--configfile", TEST_CONFIG, workdir=tmp_path)
+    jobs = jobs_of(proc.stdout + proc.stderr)
+    assert not jobs & {"train_ehi", "train_de", "embed", "search", "evaluate"}, jobs
+
+
+def _result_tables(workdir: Path) -> dict[str, pd.DataFrame]:
+    """Every Parquet result of the main variant, minus the columns that time things."""
+    root = workdir / "results" / "test" / "main"
+    paths = sorted(root.rglob("*.parquet")) + sorted((workdir / "resources" / "test" / "main" / "runs").glob("*.parquet"))
+    timing = {"qps", "seconds", "items_per_second", "threads"}
+    out = {}
+    for p in paths:
+        if "timings" in p.parts or "qps" in p.parts:
+            continue  # wall-clock measurements, not results
+        df = pd.read_parquet(p)
+        out[str(p.relative_to(workdir))] = df.drop(columns=[c for c in df.columns if c in timing])
+    return out
+
+
+def _assert_same_results(a: Path, b: Path) -> None:
+    ta, tb = _result_tables(a), _result_tables(b)
+    assert ta.keys() == tb.keys() and len(ta) > 10, sorted(set(ta) ^ set(tb))
+    for name in ta:
+        pd.testing.assert_frame_equal(ta[name], tb[name], check_exact=True, obj=name)
+
+
+def test_determinism_same_config_and_seed_give_identical_parquet(test_run, tmp_path):
+    """The test config's main results, run a second time in a fresh directory, are bit-identical."""
+    snakemake("main", "--cores", "2", "--configfile", TEST_CONFIG, workdir=tmp_path)
+    _assert_same_results(test_run, tmp_path)
+
+
+def test_kill_mid_run_then_rerun_resumes_and_matches_an_uninterrupted_run(test_run, tmp_path):
+    """SIGKILL the whole Snakemake process group once EHI's first epoch is checkpointed (training,
+    or an encoding or search job running beside it, is cut mid-way); the rerun must finish and give
+    the uninterrupted run's numbers."""
+    import signal
+    import time
+
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    cmd = [*SNAKEMAKE, "--directory", str(tmp_path), "main", "--cores", "2", "--configfile", TEST_CONFIG]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+    marker = tmp_path / "resources" / "test" / "main" / "ehi" / "train" / "checkpoint" / "state.json"
+    deadline = time.time() + 600
+    while not marker.exists() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert marker.exists(), "the run ended before EHI's first checkpoint"
+    assert not (tmp_path / "results" / "test" / "significance.parquet").exists()  # really cut short
+    # what a user does after a kill: release Snakemake's lock, rerun (incomplete outputs are redone)
+    snakemake("--unlock", "--cores", "2", "--configfile", TEST_CONFIG, workdir=tmp_path)
+    proc = snakemake("main", "--cores", "2", "--rerun-incomplete", "--configfile", TEST_CONFIG, workdir=tmp_path)
+    assert "resumed from" in (tmp_path / "logs" / "test" / "main" / "train_ehi.log").read_text() or \
+        "Incomplete" in proc.stdout + proc.stderr or "incomplete" in proc.stdout + proc.stderr
+    _assert_same_results(test_run, tmp_path)
+
+
+def test_manifest_changed_prepared_data_stops_the_next_run_before_any_job(tmp_path):
+    snakemake("data", "--cores", "1", "--configfile", TEST_CONFIG, workdir=tmp_path)
+    data = tmp_path / "resources" / "test" / "data"
+    assert (data / "manifest.json").exists()
+    (data / "qrels.parquet").write_bytes((data / "qrels.parquet").read_bytes() + b"\0")  # a changed copy
+    proc = snakemake("train_all", "--cores", "1", "--configfile", TEST_CONFIG, workdir=tmp_path, check=False)
+    assert proc.returncode != 0
+    assert "changed since it was prepared" in proc.stderr and "qrels.parquet" in proc.stderr
+    assert not (tmp_path / "resources" / "test" / "main").exists()  # no job ran
