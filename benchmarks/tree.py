@@ -12,7 +12,6 @@ anchors each, on one torch thread. Documents are then assigned to leaves by one 
 
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
@@ -22,6 +21,7 @@ from ehi.model.tree import TreeIndexer, TreeOutput
 from ehi.train.losses.objective import neighbour_loss
 from ehi.search.tree_scan import torch_threads
 from ehi.train.neighbours import nearest_documents
+from ehi.train.tree_fit import fit_tree
 
 
 def tree_shape(n_docs: int, height: int = 2) -> tuple[int, int]:
@@ -46,20 +46,17 @@ def _train(docs, height, branching, steps, sample, anchors, k, lr, temperature, 
     emb = torch.from_numpy(np.ascontiguousarray(docs[rows], dtype=np.float32))  # (S, d)
     indexer = TreeIndexer(docs.shape[1], height, branching, per_node=per_node).standardize_(emb)
     knn = nearest_documents(emb.numpy(), k)  # (S, k)
-    opt = torch.optim.AdamW(indexer.parameters(), lr=lr, weight_decay=0.0)
     m = min(anchors, len(rows))
-    loss = torch.tensor(math.nan)
-    for _ in range(steps):
+
+    def batch_loss(rng):
         a = rng.choice(len(rows), m, replace=False)
         b = knn[a, rng.integers(0, knn.shape[1], m)]
         tree = indexer(emb[np.concatenate([a, b])])
         first = TreeOutput(tree.probs[:m], tree.frontier[:m], tree.path[:m], tree.leaf[:m])
         second = TreeOutput(tree.probs[m:], tree.frontier[m:], tree.path[m:], tree.leaf[m:])
-        loss = neighbour_loss(first, second, temperature=temperature)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-    indexer.eval()
+        return neighbour_loss(first, second, temperature=temperature)
+
+    indexer, loss = fit_tree(indexer, batch_loss, steps, lr, rng)
     facts = {"train_seconds": time.perf_counter() - start, "train_steps": steps, "train_sample": len(rows),
-             "final_loss": float(loss.detach()), "height": height, "branching": branching, "per_node": per_node}
+             "final_loss": loss, "height": height, "branching": branching, "per_node": per_node}
     return indexer, facts

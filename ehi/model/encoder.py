@@ -36,6 +36,13 @@ def pick_device(device: str | None = "auto") -> torch.device:
     return torch.device(device)
 
 
+def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Masked mean over tokens, L2-normalised: (batch, tokens, dim) -> (batch, dim)."""
+    mask = attention_mask.unsqueeze(-1).to(hidden.dtype)  # (batch, tokens, 1)
+    pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)  # (batch, dim)
+    return F.normalize(pooled, dim=-1)
+
+
 class Encoder(nn.Module):
     """Text -> unit-norm embedding. ``forward`` keeps the graph (training); ``encode`` does not."""
 
@@ -63,10 +70,7 @@ class Encoder(nn.Module):
 
     def forward(self, texts: list[str]) -> torch.Tensor:
         batch = self.tokenize(texts)
-        hidden = self.model(**batch).last_hidden_state  # (batch, tokens, dim)
-        mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)  # (batch, tokens, 1)
-        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)  # (batch, dim)
-        return F.normalize(pooled, dim=-1)
+        return mean_pool(self.model(**batch).last_hidden_state, batch["attention_mask"])
 
     @torch.no_grad()
     def encode(self, texts: list[str], batch_size: int = 64, progress: bool | str = False) -> np.ndarray:

@@ -66,6 +66,13 @@ class TreeOutput:
         return torch.cat(blocks, dim=1)
 
 
+
+def cat_trees(a: TreeOutput, b: TreeOutput) -> TreeOutput:
+    """Rows of ``a`` then rows of ``b``."""
+    return TreeOutput(torch.cat([a.probs, b.probs]), torch.cat([a.frontier, b.frontier]),
+                      torch.cat([a.path, b.path]), torch.cat([a.leaf, b.leaf]))
+
+
 class TreeIndexer(nn.Module):
     """The tree of DESIGN.md section 2; ``hidden`` is the width of U_h x (default: ``dim``)."""
 

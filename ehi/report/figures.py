@@ -93,6 +93,10 @@ def plot_leaf_sizes(sizes_by_model: dict[str, np.ndarray], path: str | os.PathLi
 TRAINING_PANELS = {
     "loss": "total loss", "siamese": "L_siamese", "indexing": "L_indexing", "intra_leaf": "L_intra-leaf",
     "pos_in_beam": "train positives inside the query's beam", "leaf_max_over_mean": "largest leaf / mean leaf",
+    # drawn only when the log has them (train.indexer_steps, train.dev_eval): older figures are unchanged
+    "tree_updates": "tree-only updates (L_indexing)",
+    "dev_ndcg@10": "dev nDCG@10, exact search", "dev_recall@100": "dev Recall@100, exact search",
+    "dev_tree_ndcg@10": "dev nDCG@10, tree at the dev budget", "dev_tree_recall@100": "dev Recall@100, tree at the dev budget",
 }
 
 

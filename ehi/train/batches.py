@@ -8,6 +8,7 @@ between, updated lazily with the fresh values of the documents each batch saw (e
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -15,6 +16,7 @@ import pandas as pd
 from ehi.data.dataset import Dataset
 from ehi.data.dataset import doc_texts as corpus_texts
 from ehi.model.encoder import Encoder
+from ehi.model.layer_cache import LayerCache, build_layer_cache, encode_all, freeze_bottom
 from ehi.model.tree import TreeIndexer
 from ehi.train import distributed
 from ehi.train.config import TrainConfig
@@ -30,6 +32,15 @@ class TrainData:
     pair_q: np.ndarray  # (P,) row into query_texts
     pair_d: np.ndarray  # (P,) row into doc_texts
     relevant: list[np.ndarray]  # per query row: sorted doc rows judged relevant
+    # train.freeze_layers: the frozen layers' outputs of every text (ehi.model.layer_cache), or None
+    doc_layers: LayerCache | None = None
+    query_layers: LayerCache | None = None
+
+    def cache_frozen_layers(self, encoder: Encoder, k: int, root: Path, dtype: str, batch_size: int) -> None:
+        """Freeze the encoder's bottom ``k`` layers and cache their outputs for every text."""
+        freeze_bottom(encoder, k)
+        self.doc_layers = build_layer_cache(encoder, self.doc_texts, k, root / "corpus", dtype, batch_size, True)
+        self.query_layers = build_layer_cache(encoder, self.query_texts, k, root / "queries", dtype, batch_size)
 
     @classmethod
     def from_dataset(cls, dataset: Dataset, split: str = "train") -> "TrainData":
@@ -58,8 +69,9 @@ def refresh_cache(data: TrainData, encoder: Encoder, indexer: TreeIndexer | None
     ctx = distributed.context()
     if ctx.active:
         return _refresh_cache_sharded(data, encoder, indexer, cfg, ctx)
-    doc_emb = encoder.encode(data.doc_texts, cfg.encode_batch_size)  # (N, d)
-    cache = {"doc_emb": doc_emb, "q_emb": encoder.encode(data.query_texts, cfg.encode_batch_size)}
+    doc_emb = encode_all(encoder, data.doc_texts, data.doc_layers, cfg.encode_batch_size)  # (N, d)
+    cache = {"doc_emb": doc_emb, "q_emb": encode_all(encoder, data.query_texts, data.query_layers,
+                                                       cfg.encode_batch_size)}
     if indexer is not None:
         cache["doc_leaf"] = indexer.assign_leaves(doc_emb)  # (N,)
     return cache

@@ -30,18 +30,40 @@ log = logging.getLogger(__name__)
 RESUME_IGNORES = {"device", "encode_batch_size", "diagnostics", "diagnostic_beam"}
 
 
-def save_checkpoint(path, encoder, indexer, opt, sched, cfg, epoch, step, rows, cache) -> None:
+def _optimizer_parts(opt_state: dict, prefix: str, tensors: dict) -> dict:
+    """Split an optimizer state dict into safetensors entries (added to ``tensors``) and JSON."""
+    meta = {"param_groups": opt_state["param_groups"], "scalars": {}}
+    for pid, entry in opt_state["state"].items():
+        for name, value in entry.items():
+            if torch.is_tensor(value):
+                tensors[f"{prefix}.{pid}.{name}"] = value.detach().cpu().contiguous()
+            else:
+                meta["scalars"][f"{pid}.{name}"] = value
+    return meta
+
+
+def _optimizer_state(tensors: dict, meta: dict, prefix: str) -> dict:
+    """The inverse of :func:`_optimizer_parts`."""
+    state: dict = {}
+    entries = [(k[len(prefix) + 1:], v) for k, v in tensors.items() if k.startswith(prefix + ".")]
+    for key, value in entries + list(meta["scalars"].items()):
+        pid, name = key.split(".", 1)
+        state.setdefault(int(pid), {})[name] = value
+    return {"state": state, "param_groups": meta["param_groups"]}
+
+
+def save_checkpoint(path, encoder, indexer, opt, sched, cfg, epoch, step, rows, cache, tree_updates=None) -> None:
+    """``tree_updates``: the run's :class:`ehi.train.tree_updates.TreeUpdates` (its optimizer), or None."""
     with atomic_dir(path) as tmp:
         encoder.save(tmp / "encoder")
         if indexer is not None:
             indexer.save(tmp)
-        tensors, opt_meta = {}, {"param_groups": opt.state_dict()["param_groups"], "scalars": {}}
-        for pid, entry in opt.state_dict()["state"].items():
-            for name, value in entry.items():
-                if torch.is_tensor(value):
-                    tensors[f"optimizer.{pid}.{name}"] = value.detach().cpu().contiguous()
-                else:
-                    opt_meta["scalars"][f"{pid}.{name}"] = value
+        tensors = {}
+        opt_meta = _optimizer_parts(opt.state_dict(), "optimizer", tensors)
+        extra = {}
+        if tree_updates is not None:
+            tree_state, done = tree_updates.state()
+            extra["tree_optimizer"] = {**_optimizer_parts(tree_state, "tree_optimizer", tensors), "done": done}
         tensors["rng.torch"] = torch.get_rng_state()
         for i, s in enumerate(torch.cuda.get_rng_state_all() if torch.cuda.is_available() else []):
             tensors[f"rng.cuda.{i}"] = s
@@ -50,11 +72,11 @@ def save_checkpoint(path, encoder, indexer, opt, sched, cfg, epoch, step, rows, 
             save_file({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in cache.items()},
                       str(tmp / "cache.safetensors"))
         state = {"epoch": epoch, "step": step, "config": cfg.to_dict(), "optimizer": opt_meta,
-                 "scheduler": sched.state_dict(), "python_random": random.getstate(), "log": rows}
+                 "scheduler": sched.state_dict(), "python_random": random.getstate(), "log": rows, **extra}
         (tmp / "state.json").write_text(json.dumps(state, indent=1) + "\n")  # keeps log column order
 
 
-def load_checkpoint(path, encoder, indexer, opt, sched, cfg) -> dict | None:
+def load_checkpoint(path, encoder, indexer, opt, sched, cfg, tree_updates=None) -> dict | None:
     """Restore everything :func:`save_checkpoint` wrote; None when there is no checkpoint."""
     path = Path(path)
     if not (path / "state.json").exists():  # a kill between atomic_dir's two renames
@@ -76,12 +98,10 @@ def load_checkpoint(path, encoder, indexer, opt, sched, cfg) -> dict | None:
     if indexer is not None:
         load_weights(indexer, path / "indexer.safetensors")
     t = read_tensors(path / "trainer_state.safetensors")
-    opt_state: dict = {}
-    entries = [(k[len("optimizer."):], v) for k, v in t.items() if k.startswith("optimizer.")]
-    for key, value in entries + list(state["optimizer"]["scalars"].items()):
-        pid, name = key.split(".", 1)
-        opt_state.setdefault(int(pid), {})[name] = value
-    opt.load_state_dict({"state": opt_state, "param_groups": state["optimizer"]["param_groups"]})
+    opt.load_state_dict(_optimizer_state(t, state["optimizer"], "optimizer"))
+    if tree_updates is not None and "tree_optimizer" in state:
+        tree_updates.load_state(_optimizer_state(t, state["tree_optimizer"], "tree_optimizer"),
+                                state["tree_optimizer"]["done"])
     sched.load_state_dict(state["scheduler"])
     torch.set_rng_state(t["rng.torch"])
     if torch.cuda.is_available() and "rng.cuda.0" in t:

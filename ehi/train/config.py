@@ -22,7 +22,10 @@ class TrainConfig:
     height: int = 2
     branching: int = 8
     indexer_hidden: int | None = None  # width of U_h x; None = encoder dim
-    indexer_init: str = "data"  # "data": TreeIndexer.standardize_ on the first corpus embedding
+    # "data": TreeIndexer.standardize_ on the first corpus embedding (random directions, the paper's
+    # recipe); "kmeans": a stabiliser beyond the paper, spherical (hierarchical) k-means folded into
+    # the tree (ehi.model.tree_init), so the tree starts as an IVF partition; "random": PyTorch's init
+    indexer_init: str = "data"
     path_layout: str = "node"
     # Option beyond the paper: each tree node gets its own child classifier (TreeIndexer.per_node).
     # In the paper's form a parent only adds a bias at the next level, so all B^h parents split
@@ -61,6 +64,33 @@ class TrainConfig:
     diagnostic_beam: int | None = None  # None: the beam visiting ~10% of leaves
     encode_batch_size: int = 64
     device: str = "auto"
+    # Tree-only updates (ehi.train.tree_updates): after each encoder step, ``indexer_steps`` AdamW
+    # steps of the tree alone on the cached, detached embeddings of the split's (query, positive)
+    # pairs, at their own learning rate and schedule. The joint step is unchanged (L_indexing still
+    # reaches the encoder); these decouple the tree's optimisation from the encoder's step count.
+    # 0 = off (the paper's recipe, and today's weights bit for bit).
+    indexer_steps: int = 0
+    indexer_steps_lr: float = 1e-3
+    indexer_steps_batch: int = 64
+    indexer_steps_schedule: str = "constant"  # or "linear" (to zero at the last encoder step)
+    # Corpus-wide negatives for L_indexing: this many unjudged documents drawn from the whole corpus
+    # per pair (their cached embeddings, through the tree), in the joint step and the tree updates.
+    indexing_negatives: int = 0
+    # Dev evaluation at every epoch end (ehi.train.dev_eval): exact search and, with a tree, the tree
+    # at the largest beam scoring at most ``dev_budget``; ``select: dev`` keeps the best dev epoch's
+    # weights (``select_metric``; "auto" = the tree's nDCG@10 for EHI, exact nDCG@10 for DE) and stops
+    # after ``patience`` epochs without gain (0 = never stop early).
+    dev_eval: bool = False
+    dev_split: str = "dev"
+    dev_budget: float = 0.1
+    select: str = "last"
+    select_metric: str = "auto"
+    patience: int = 0
+    # Freeze the bottom ``freeze_layers`` transformer layers (and the embeddings) and cache their
+    # outputs for every text once per run (ehi.model.layer_cache), so steps and re-embeddings run the
+    # top layers only. 0 = full fine-tuning.
+    freeze_layers: int = 0
+    layer_cache_dtype: str = "float16"
 
     def __post_init__(self):
         checks = {
@@ -70,7 +100,14 @@ class TrainConfig:
             f"siamese_loss in {sorted(SIAMESE_LOSSES)}": self.siamese_loss in SIAMESE_LOSSES,
             "reindex_every >= 1": self.reindex_every >= 1, "n_hard_negatives >= 0": self.n_hard_negatives >= 0,
             "0 <= warmup_ratio < 1": 0 <= self.warmup_ratio < 1,
-            "indexer_init in ('data', 'random')": self.indexer_init in ("data", "random"),
+            "indexer_init in ('data', 'kmeans', 'random')": self.indexer_init in ("data", "kmeans", "random"),
+            "indexer_steps >= 0": self.indexer_steps >= 0, "indexing_negatives >= 0": self.indexing_negatives >= 0,
+            "indexer_steps_schedule in ('constant', 'linear')": self.indexer_steps_schedule in ("constant", "linear"),
+            "select in ('last', 'dev')": self.select in ("last", "dev"),
+            "select: dev needs dev_eval": self.select != "dev" or self.dev_eval,
+            "patience >= 0": self.patience >= 0, "0 < dev_budget <= 1": 0 < self.dev_budget <= 1,
+            "freeze_layers >= 0": self.freeze_layers >= 0,
+            "layer_cache_dtype in ('float16', 'float32')": self.layer_cache_dtype in ("float16", "float32"),
             "lambda_neighbour >= 0": self.lambda_neighbour >= 0, "neighbour_k >= 1": self.neighbour_k >= 1,
             "neighbour_anchors >= 2": self.neighbour_anchors >= 2,
             "neighbour_temperature > 0": self.neighbour_temperature > 0,
@@ -93,6 +130,13 @@ class TrainConfig:
     @property
     def n_negatives(self) -> int:
         return self.n_hard_negatives if self.hard_negatives else 0
+
+    @property
+    def selection_key(self) -> str:
+        """The training-log column ``select: dev`` maximises."""
+        if self.select_metric != "auto":
+            return self.select_metric
+        return "dev_tree_ndcg@10" if self.use_tree else "dev_ndcg@10"
 
     def loss_kwargs(self) -> dict:
         tree = self.use_tree

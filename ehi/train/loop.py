@@ -33,12 +33,15 @@ from ehi.core.io import atomic_dir, write_json
 from ehi.data.dataset import Dataset
 from ehi.model.encoder import Encoder, pick_device
 from ehi.model.tree import TreeIndexer, check_leaves_fit
+from ehi.model.tree_init import kmeans_init_
 from ehi.model.tree_stats import tree_diagnostics
 from ehi.train import distributed
 from ehi.train.batches import TrainData, refresh_cache
 from ehi.train.checkpoint import load_checkpoint, save_checkpoint, write_log
 from ehi.train.config import TrainConfig
+from ehi.train.selection import DevSelection
 from ehi.train.step import check_finite, train_step
+from ehi.train.tree_updates import TreeUpdates
 
 log = logging.getLogger(__name__)
 
@@ -84,26 +87,44 @@ def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | o
     data = TrainData.from_dataset(dataset, split)
     if cfg.use_tree:
         check_leaves_fit(cfg.branching ** cfg.height, len(data.doc_texts), cfg.height, cfg.branching)
+    if cfg.freeze_layers and ctx.active:
+        raise ValueError("train.freeze_layers runs in one process only (its layer cache is not sharded)")
+    if cfg.freeze_layers:
+        data.cache_frozen_layers(encoder, cfg.freeze_layers, out / "layer_cache", cfg.layer_cache_dtype,
+                                 cfg.encode_batch_size)
     n_batches = math.ceil(len(data.pair_q) / cfg.batch_size)
     opt, sched = make_optimizer(encoder, indexer, cfg, cfg.epochs * n_batches)
-    state = load_checkpoint(out / "checkpoint", encoder, indexer, opt, sched, cfg) if resume else None
+    updates = TreeUpdates(indexer, data, cfg, cfg.epochs * n_batches) if indexer is not None and cfg.indexer_steps \
+        else None
+    selection = DevSelection(dataset, cfg, out) if cfg.dev_eval else None
+    state = load_checkpoint(out / "checkpoint", encoder, indexer, opt, sched, cfg, updates) if resume else None
     epoch, step, cache, rows = (state["epoch"], state["step"], state["cache"], state["log"]) if state \
         else (0, 0, None, [])
-    need_cache = cfg.n_negatives > 0 or (cfg.use_tree and (cfg.diagnostics or cfg.lambda_neighbour > 0))
-    if state is None and indexer is not None and cfg.indexer_init == "data":
+    need_cache = cfg.n_negatives > 0 or cfg.dev_eval or (cfg.use_tree and (
+        cfg.diagnostics or cfg.lambda_neighbour > 0 or cfg.indexer_steps > 0 or cfg.indexing_negatives > 0))
+    if state is None and indexer is not None and cfg.indexer_init in ("data", "kmeans"):
         cache = refresh_cache(data, encoder, indexer, cfg)
-        indexer.standardize_(cache["doc_emb"])
+        if cfg.indexer_init == "kmeans":
+            kmeans_init_(indexer, cache["doc_emb"], cfg.seed)
+        else:
+            indexer.standardize_(cache["doc_emb"])
         cache["doc_leaf"] = indexer.assign_leaves(cache["doc_emb"])
+    if state is None and selection is not None:
+        # epoch 0 on dev: the starting point competes too (for a k-means start, that is plain IVF)
+        cache = cache if cache is not None else refresh_cache(data, encoder, indexer, cfg)
+        rows.append({"epoch": 0, "step": 0, **selection.evaluate(encoder, indexer, cache)})
+        if ctx.is_main:
+            selection.keep_if_best(rows, encoder, indexer)
     stop = cfg.epochs if stop_after_epoch is None else min(cfg.epochs, stop_after_epoch)
     tree_used = cfg.use_tree and (cfg.lambda_indexing > 0 or cfg.lambda_neighbour > 0)
     towers = distributed.wrap(encoder, indexer, device, tree_used) if ctx.active else None
-    while epoch < stop:
+    while epoch < stop and not (selection and selection.should_stop(rows)):
         if need_cache and cache is None:
             cache = refresh_cache(data, encoder, indexer, cfg)
         if ctx.active:  # each rank its own dropout masks, replayable from (seed, epoch, rank)
             torch.manual_seed(distributed.rank_seed(cfg.seed, epoch, ctx.rank))
         row = run_epoch(epoch, step, data, cache, encoder, indexer, opt, sched, cfg, device,
-                        progress and ctx.is_main, towers)
+                        progress and ctx.is_main, towers, updates)
         epoch, step = epoch + 1, row["step"]
         # A fresh re-embedding at every epoch end feeds the diagnostics and, on re-indexing epochs,
         # becomes the next epoch's cache; in between, the lazily updated cache carries on.
@@ -111,20 +132,29 @@ def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | o
         if indexer is not None and cfg.diagnostics:
             row.update(tree_diagnostics(indexer, fresh["doc_leaf"], fresh["q_emb"], data.pair_q,
                                         data.pair_d, cfg.diagnostic_beam))
+        if selection is not None:
+            row.update(selection.evaluate(encoder, indexer, fresh))
         keep_cache = epoch % cfg.reindex_every != 0  # the next epoch reuses the lazy cache
         cache = cache if keep_cache else fresh
         rows.append(row)
         if ctx.is_main:
+            if selection is not None:
+                selection.keep_if_best(rows, encoder, indexer)
             write_log(rows, out / "train_log.parquet", cfg)
             save_checkpoint(out / "checkpoint", encoder, indexer, opt, sched, cfg, epoch, step, rows,
-                            cache if keep_cache else None)
+                            cache if keep_cache else None, updates)
         ctx.barrier()
-    if epoch >= cfg.epochs and ctx.is_main:
+    stopped_early = bool(selection and selection.should_stop(rows))
+    if (epoch >= cfg.epochs or stopped_early) and ctx.is_main:
+        if selection is not None:
+            selection.restore_best(encoder, indexer)
         with atomic_dir(out / "encoder") as tmp:
             encoder.save(tmp)
         if indexer is not None:
             indexer.save(out)
-    summary = {"epochs_done": epoch, "steps": step, "finished": epoch >= cfg.epochs,
+    best = selection.best_epoch(rows) if selection is not None else None
+    summary = {"epochs_done": epoch, "steps": step, "finished": epoch >= cfg.epochs or stopped_early,
+               "stopped_early": stopped_early, "selected_epoch": best if cfg.select == "dev" else epoch,
                "last": rows[-1] if rows else {}, "config": cfg.to_dict()}
     if ctx.is_main:
         write_json(summary, out / "train_summary.json")
@@ -132,7 +162,8 @@ def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | o
     return summary
 
 
-def run_epoch(epoch, step, data, cache, encoder, indexer, opt, sched, cfg, device, progress, towers=None) -> dict:
+def run_epoch(epoch, step, data, cache, encoder, indexer, opt, sched, cfg, device, progress, towers=None,
+              updates=None) -> dict:
     """One pass over the pairs; returns the epoch's log row (mean of each loss term). ``towers``:
     see train_step; DDP averages the gradients during ``backward``."""
     encoder.train()
@@ -153,6 +184,8 @@ def run_epoch(epoch, step, data, cache, encoder, indexer, opt, sched, cfg, devic
         opt.step()
         sched.step()
         step += 1
+        if updates is not None:  # the tree alone, on the cache the step just refreshed
+            terms["tree_updates"] = torch.tensor(updates.after_step(cache, epoch, b))
         for k, v in terms.items():
             sums[k] = sums.get(k, 0.0) + float(v.detach())
         bar.set_postfix({k: f"{v / (b + 1):.4f}" for k, v in sums.items()}, refresh=False)

@@ -13,10 +13,12 @@ import math
 import numpy as np
 import torch
 
+from ehi.model.layer_cache import encode_rows
 from ehi.train import distributed
 from ehi.train.losses.objective import ehi_loss
 from ehi.train.negatives import mine_negatives, negative_mask, relevance_mask
 from ehi.train.neighbours import neighbour_pair_loss, neighbour_pairs, neighbour_term
+from ehi.train.tree_updates import corpus_negative_trees
 
 
 def train_step(batch, data, cache, rng, encoder, indexer, cfg, device, towers=None) -> tuple[dict, np.ndarray]:
@@ -33,15 +35,20 @@ def train_step(batch, data, cache, rng, encoder, indexer, cfg, device, towers=No
     neighbour = indexer is not None and cfg.lambda_neighbour > 0
     with amp:
         if towers is None:
-            q = encoder([data.query_texts[i] for i in q_rows])  # (n, d)
-            d = encoder([data.doc_texts[i] for i in doc_rows])  # (m, d)
+            q = encode_rows(encoder, data.query_texts, data.query_layers, q_rows)  # (n, d)
+            d = encode_rows(encoder, data.doc_texts, data.doc_layers, doc_rows)  # (m, d)
             q_tree = indexer(q) if indexer is not None else None
             d_tree = indexer(d) if indexer is not None else None
         else:
             pairs = neighbour_pairs(cache, rng, cfg, device) if neighbour else None
             q, d, q_tree, d_tree, pair_tree = _sharded_forward(towers, data, q_rows, doc_rows, pairs, cfg)
         pos_idx = torch.arange(len(q_rows), device=device)
-        terms = ehi_loss(q, d, pos_idx, mask, q_tree, d_tree, positive_mask=positives, **cfg.loss_kwargs())
+        corpus = {}
+        if q_tree is not None and cfg.indexing_negatives and cfg.lambda_indexing:
+            corpus = dict(zip(("corpus_tree", "corpus_mask"), corpus_negative_trees(
+                indexer, data, cache, q_rows, cfg.indexing_negatives, rng, device)))
+        terms = ehi_loss(q, d, pos_idx, mask, q_tree, d_tree, positive_mask=positives, **corpus,
+                         **cfg.loss_kwargs())
     if neighbour:
         terms["neighbour"] = (neighbour_term(cache, indexer, rng, cfg, device) if towers is None
                               else neighbour_pair_loss(pair_tree, cfg))

@@ -17,13 +17,16 @@ highest mean ``dev_pos_in_beam`` over seeds; the test queries are never read.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pandas as pd
 import torch
 
 from ehi.model.tree_stats import UNBALANCED_MAX_OVER_MEAN, leaf_health, leaf_size_stats, leaf_sizes
 from ehi.model.tree import TreeIndexer
-from ehi.train.losses.objective import indexing_loss
+from ehi.train import tree_fit
+from ehi.train.tree_fit import pair_indexing_loss
 
 
 def pairs_of(queries: pd.DataFrame, qrels: pd.DataFrame, corpus_ids, split: str) -> tuple[np.ndarray, np.ndarray]:
@@ -37,22 +40,13 @@ def pairs_of(queries: pd.DataFrame, qrels: pd.DataFrame, corpus_ids, split: str)
 def fit_tree(doc_emb: np.ndarray, q_emb: np.ndarray, pairs: tuple[np.ndarray, np.ndarray], height: int,
              branching: int, steps: int = 300, batch_size: int = 64, lr: float = 1e-2, margin: float = 0.1,
              seed: int = 0) -> TreeIndexer:
-    """A tree trained with L_indexing alone on frozen embeddings (in-batch negatives)."""
+    """A fresh tree trained with L_indexing alone on frozen embeddings (in-batch negatives)."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     docs, queries = torch.from_numpy(doc_emb).float(), torch.from_numpy(q_emb).float()
     tree = TreeIndexer(doc_emb.shape[1], height, branching).standardize_(docs)
-    opt = torch.optim.AdamW(tree.parameters(), lr=lr, weight_decay=0.0)
-    pq, pd_ = pairs
-    for _ in range(steps):
-        batch = rng.choice(len(pq), min(batch_size, len(pq)), replace=False)
-        q_rows, d_rows = pq[batch], pd_[batch]
-        mask = torch.from_numpy(d_rows[None, :] != d_rows[:, None])  # other pairs' positives are negatives
-        loss = indexing_loss(tree(queries[q_rows]), tree(docs[d_rows]), torch.arange(len(batch)), mask, margin=margin)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-    return tree.eval()
+    batch_loss = partial(pair_indexing_loss, tree, queries, docs, pairs[0], pairs[1], batch_size, margin)
+    return tree_fit.fit_tree(tree, batch_loss, steps, lr, rng)[0]
 
 
 @torch.no_grad()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ehi.model.tree import TreeOutput
+from ehi.model.tree import TreeOutput, cat_trees
 from ehi.train.losses.pairwise import triplet_loss
 from ehi.train.losses.registry import SHARED_DENOMINATOR, SIAMESE_LOSSES
 
@@ -77,13 +77,14 @@ def intra_leaf_loss(pos, neg, mask, doc_leaf, pos_idx, *, margin: float = 0.1):
 def ehi_loss(q_emb, d_emb, pos_idx, mask, q_tree=None, d_tree=None, *, lambda_siamese=1.0,
              lambda_indexing=1.0, lambda_intra_leaf=1.0, siamese_loss="triplet", margin=0.1,
              margin_indexing=0.1, temperature=0.05, path_layout="node",
-             positive_mask=None) -> dict[str, torch.Tensor]:
+             positive_mask=None, corpus_tree=None, corpus_mask=None) -> dict[str, torch.Tensor]:
     """The weighted EHI loss and each term. Without trees (the DE baseline) only L_siamese counts.
 
     q_emb (n, d) and d_emb (m, d) unit-norm embeddings; pos_idx (n,) the column of each query's
     positive in d_emb; mask (n, m) valid negatives; q_tree / d_tree the indexer outputs or None;
     positive_mask (n, m) the batch documents judged relevant to each row's query (needed only by
-    the "softmax" form of L_siamese).
+    the "softmax" form of L_siamese); corpus_tree / corpus_mask (n, c) extra negatives for
+    L_indexing only (``train.indexing_negatives``: corpus documents through the tree).
     """
     sim = (q_emb @ d_emb.T).float()  # (n, m) cosine: the encoder outputs unit-norm vectors
     pos = sim.gather(1, pos_idx[:, None])[:, 0]  # (n,)
@@ -98,7 +99,10 @@ def ehi_loss(q_emb, d_emb, pos_idx, mask, q_tree=None, d_tree=None, *, lambda_si
     terms = {"siamese": fn(pos, sim, siamese_mask, margin=margin, temperature=temperature)}
     zero = sim.new_zeros(())
     use_tree = q_tree is not None and d_tree is not None
-    terms["indexing"] = (indexing_loss(_float(q_tree), _float(d_tree), pos_idx, mask,
+    index_tree, index_mask = d_tree, mask
+    if use_tree and corpus_tree is not None:  # columns after the batch: pos_idx still points inside it
+        index_tree, index_mask = cat_trees(d_tree, corpus_tree), torch.cat([mask, corpus_mask.bool()], dim=1)
+    terms["indexing"] = (indexing_loss(_float(q_tree), _float(index_tree), pos_idx, index_mask,
                                        margin=margin_indexing, layout=path_layout)
                          if use_tree and lambda_indexing else zero)
     terms["intra_leaf"] = (intra_leaf_loss(pos, sim, mask, d_tree.leaf, pos_idx, margin=margin)

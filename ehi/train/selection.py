@@ -1,0 +1,59 @@
+"""Dev evaluation every epoch, and the best epoch kept (``train.dev_eval``, ``select``, ``patience``).
+
+At each epoch end the loop hands over the fresh corpus embedding (and leaves) it computed anyway;
+this encodes the dev queries and logs ``dev_*`` figures (:mod:`ehi.train.dev_eval`). With
+``select: dev`` the weights of the epoch with the best ``selection_key`` are written to
+``out_dir/best/`` the moment that epoch ends, and become the final model; ``patience`` epochs
+without a gain stop the run early. Nothing here draws random numbers, so a resumed run stays
+bit-identical; the best epoch is recovered from the log rows the checkpoint carries.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from ehi.core.io import atomic_dir
+from ehi.core.weights import load_weights
+from ehi.data.dataset import Dataset
+from ehi.model.encoder import Encoder
+from ehi.model.tree import TreeIndexer
+from ehi.train.batches import TrainData
+from ehi.train.config import TrainConfig
+from ehi.train.dev_eval import dev_metrics
+
+
+class DevSelection:
+    def __init__(self, dataset: Dataset, cfg: TrainConfig, out_dir: Path):
+        self.cfg, self.best_dir = cfg, Path(out_dir) / "best"
+        self.dev = TrainData.from_dataset(dataset, cfg.dev_split)  # its queries and their judged documents
+
+    def evaluate(self, encoder: Encoder, indexer: TreeIndexer | None, fresh: dict) -> dict:
+        q = encoder.encode(self.dev.query_texts, self.cfg.encode_batch_size)
+        return dev_metrics(q, fresh["doc_emb"], self.dev.relevant, indexer,
+                           fresh.get("doc_leaf"), self.cfg.dev_budget)
+
+    def best_epoch(self, rows: list[dict]) -> int | None:
+        """Epoch of the best selection value so far (0 = the starting point; the first one on ties)."""
+        key = self.cfg.selection_key
+        scored = [(r[key], r["epoch"]) for r in rows if key in r and not math.isnan(r[key])]
+        return max(scored, key=lambda s: (s[0], -s[1]))[1] if scored else None
+
+    def keep_if_best(self, rows: list[dict], encoder: Encoder, indexer: TreeIndexer | None) -> None:
+        if self.cfg.select == "dev" and self.best_epoch(rows) == rows[-1]["epoch"]:
+            with atomic_dir(self.best_dir) as tmp:
+                encoder.save(tmp / "encoder")
+                if indexer is not None:
+                    indexer.save(tmp)
+
+    def should_stop(self, rows: list[dict]) -> bool:
+        best = self.best_epoch(rows)
+        return bool(self.cfg.patience and rows and best is not None and rows[-1]["epoch"] - best >= self.cfg.patience)
+
+    def restore_best(self, encoder: Encoder, indexer: TreeIndexer | None) -> None:
+        """Load the best epoch's weights into ``encoder`` (and ``indexer``): the final model."""
+        if self.cfg.select != "dev":
+            return
+        load_weights(encoder.model, *sorted((self.best_dir / "encoder").glob("*.safetensors")))
+        if indexer is not None:
+            load_weights(indexer, self.best_dir / "indexer.safetensors")
