@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 
 from ehi import __version__
 from ehi.core.schemas import schema
+from ehi.core.versions import VERSIONS
 
 PROVENANCE_KEY = b"ehi.provenance"
 
@@ -85,8 +86,9 @@ def git_commit() -> str:
 
 
 def provenance(**extra) -> dict:
-    """What made a result: package version, git commit, plus whatever the caller adds (config, seed)."""
-    return {"ehi_version": __version__, "git_commit": git_commit(), **extra}
+    """What made a result: package version, git commit, the implementation version of every stage
+    (:data:`ehi.core.versions.VERSIONS`), plus whatever the caller adds (config, seed)."""
+    return {"ehi_version": __version__, "git_commit": git_commit(), "versions": dict(VERSIONS), **extra}
 
 
 def cast_table(df: pd.DataFrame, kind: str, keep_extra: bool = False) -> pa.Table:
@@ -146,7 +148,10 @@ def read_table(path: str | os.PathLike, kind: str | None = None) -> pd.DataFrame
 
 
 def read_provenance(path: str | os.PathLike) -> dict:
-    """The provenance dictionary stored in a Parquet file by :func:`write_table`."""
+    """The provenance dictionary stored in a Parquet file by :func:`write_table` (``{}`` if none).
+
+    Files written before stage versions were stamped have no ``versions`` key.
+    """
     meta = pq.read_schema(path).metadata or {}
     raw = meta.get(PROVENANCE_KEY)
     return json.loads(raw) if raw else {}

@@ -4,6 +4,8 @@ import os
 import pandas as pd
 from snakemake.utils import Paramspace
 
+from ehi.core.versions import STAGES, upstream_versions
+
 DS = config["dataset"]["name"]
 R = f"resources/{DS}"  # heavy artefacts (git-ignored)
 RES = f"results/{DS}"  # small cached results (committed)
@@ -13,9 +15,11 @@ DATA_FILES = expand(f"{DATA_DIR}/{{kind}}.parquet", kind=["corpus", "queries", "
 ENV = "../envs/ehi.yaml"
 
 # Implementation versions: Snakemake cannot see code changes inside `ehi/`. Bump a stage's number
-# when its code changes results; the number is a param, so Snakemake reruns the stage and
-# everything downstream of it.
-VERSIONS = {"data": 2, "train": 1, "embed": 1, "index": 1, "search": 2, "evaluate": 1, "report": 2}
+# in ehi/core/versions.py when its code changes results. VERSIONS[stage] is a rule's `version`
+# param: the numbers of that stage and of every stage before it, so a bump reruns the stage and
+# everything downstream of it, and exactly the results whose stamped versions it makes stale
+# (ehi.core.staleness).
+VERSIONS = {stage: upstream_versions(stage) for stage in STAGES}
 
 
 def _ablation_variants():
