@@ -1,0 +1,156 @@
+"""Digests of the test config's results and trained weights, and the golden copy they are held to.
+
+A digest covers values, never file bytes: each result table minus its timing columns (provenance
+lives in the file's metadata and is left out), each weight tensor's name, dtype, shape and bytes.
+The golden, ``tests/workflow/golden/test_config.json``, holds the digests of one run of
+``snakemake --cores 1 main --configfile config/test.yaml`` with the stage versions and library
+versions that made them. A change that moves a number fails the golden test until the version of
+the stage that moved is bumped (ehi/core/versions.py) and the golden updated in the same commit:
+
+    python tests/workflow/digests.py            # runs the command above in a temporary directory
+    python tests/workflow/digests.py RUN_DIR    # or digests a finished run of it
+
+Either refuses to record a moved digest when no version its file depends on was bumped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import subprocess
+import sys
+import tempfile
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ehi.core.io import read_provenance, write_json
+from ehi.core.versions import KIND_STAGE, VERSIONS, upstream_versions
+
+REPO = Path(__file__).resolve().parents[2]
+GOLDEN = Path(__file__).resolve().parent / "golden" / "test_config.json"
+COMMAND = ["--cores", "1", "main", "--configfile", str(REPO / "config" / "test.yaml")]
+TIMING_COLUMNS = {"qps", "seconds", "items_per_second", "threads"}
+# Bit-identical numbers are promised for these library versions and CPU kernels, not across them.
+LIBRARIES = ("torch", "numpy", "faiss-cpu", "scann", "transformers", "ranx", "scipy")
+
+
+def result_tables(workdir: Path, dataset: str = "test", variant: str = "main") -> dict[str, pd.DataFrame]:
+    """Every Parquet result of one variant and its runs, minus the columns that time things."""
+    root = workdir / "results" / dataset / variant
+    runs = workdir / "resources" / dataset / variant / "runs"
+    out = {}
+    for path in sorted(root.rglob("*.parquet")) + sorted(runs.glob("*.parquet")):
+        if "timings" in path.parts or "qps" in path.parts:
+            continue  # wall-clock measurements, not results
+        df = pd.read_parquet(path)
+        out[str(path.relative_to(workdir))] = df.drop(columns=[c for c in df.columns if c in TIMING_COLUMNS])
+    return out
+
+
+def weight_files(workdir: Path, dataset: str = "test", variant: str = "main") -> list[Path]:
+    """The trained weights of every model of the variant (not the checkpoints they came from)."""
+    train_dirs = sorted((workdir / "resources" / dataset / variant).glob("*/train"))
+    return [p for d in train_dirs for p in sorted(d.rglob("*.safetensors")) if "checkpoint" not in p.relative_to(d).parts]
+
+
+def frame_digest(df: pd.DataFrame) -> str:
+    """sha256 of a frame's columns and values; text columns by value, whatever dtype holds them."""
+    h = hashlib.sha256(f"rows={len(df)}".encode())
+    for name in df.columns:
+        values = df[name].to_numpy()
+        if values.dtype.kind in "biuf":
+            h.update(f"\0{name}\0{values.dtype.str}\0".encode() + np.ascontiguousarray(values).tobytes())
+        else:  # object / str / category: None and NaN as one marker
+            h.update(f"\0{name}\0text\0".encode() + "\x1f".join("\x1e" if pd.isna(v) else str(v) for v in values).encode())
+    return h.hexdigest()
+
+
+def tensors_digest(path: Path) -> str:
+    from safetensors.numpy import load_file
+
+    tensors = load_file(path)
+    h = hashlib.sha256()
+    for name in sorted(tensors):
+        arr = np.ascontiguousarray(tensors[name])
+        h.update(f"\0{name}\0{arr.dtype.str}\0{arr.shape}\0".encode() + arr.tobytes())
+    return h.hexdigest()
+
+
+def run_digests(workdir: Path) -> dict[str, dict]:
+    """{path in the run: {"stage": the stage that writes it, "sha256": digest of its values}}."""
+    out = {}
+    for name, df in result_tables(workdir).items():
+        out[name] = {"stage": KIND_STAGE[read_provenance(workdir / name)["kind"]], "sha256": frame_digest(df)}
+    significance = workdir / "results" / "test" / "significance.parquet"
+    out[str(significance.relative_to(workdir))] = {"stage": "evaluate", "sha256": frame_digest(pd.read_parquet(significance))}
+    for path in weight_files(workdir):
+        out[str(path.relative_to(workdir))] = {"stage": "train", "sha256": tensors_digest(path)}
+    return out
+
+
+def environment() -> dict:
+    import torch
+
+    versions = {}
+    for lib in LIBRARIES:
+        try:
+            versions[lib] = metadata.version(lib)
+        except metadata.PackageNotFoundError:
+            versions[lib] = None
+    return {**versions, "python": platform.python_version(), "cpu_capability": torch.backends.cpu.get_cpu_capability()}
+
+
+def load_golden() -> dict:
+    return json.loads(GOLDEN.read_text())
+
+
+def mismatches(golden: dict, digests: dict[str, dict], versions: dict[str, int] = VERSIONS) -> list[str]:
+    """What differs between a run and the golden, each with what to do about it."""
+    problems = []
+    if golden["versions"] != versions:
+        moved = sorted(k for k in {**versions, **golden["versions"]} if golden["versions"].get(k) != versions.get(k))
+        problems.append(f"stage versions {moved} differ from the golden's: update it (python tests/workflow/digests.py)")
+    for name in sorted(set(golden["digests"]) ^ set(digests)):
+        problems.append(f"{name}: {'missing from the run' if name in golden['digests'] else 'not in the golden'}")
+    for name in sorted(set(golden["digests"]) & set(digests)):
+        if golden["digests"][name]["sha256"] != digests[name]["sha256"]:
+            stage = digests[name]["stage"]
+            problems.append(f"{name}: values moved; if on purpose, bump a version of {list(upstream_versions(stage))} "
+                            "in ehi/core/versions.py and update the golden in the same commit, saying why in its message")
+    return problems
+
+
+def unbumped_moves(golden: dict, digests: dict[str, dict], versions: dict[str, int] = VERSIONS) -> list[str]:
+    """Files whose values moved although no version they depend on changed since the golden."""
+    return [name for name, new in sorted(digests.items())
+            if name in golden["digests"] and golden["digests"][name]["sha256"] != new["sha256"]
+            and upstream_versions(new["stage"], golden["versions"]) == upstream_versions(new["stage"], versions)]
+
+
+def update(workdir: Path) -> None:
+    digests = run_digests(workdir)
+    if GOLDEN.exists():
+        refused = unbumped_moves(load_golden(), digests)
+        if refused:
+            raise SystemExit("values moved without a stage version bump, golden left as it is:\n  " + "\n  ".join(refused))
+    write_json({"command": "snakemake " + " ".join(COMMAND).replace(str(REPO) + "/", ""), "versions": VERSIONS,
+                "environment": environment(), "digests": digests}, GOLDEN)
+    print(f"wrote {GOLDEN} ({len(digests)} digests)")
+
+
+def main(argv: list[str]) -> None:
+    if argv:
+        update(Path(argv[0]))
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        snakefile = ["--snakefile", str(REPO / "Snakefile"), "--directory", tmp]
+        subprocess.run([sys.executable, "-m", "snakemake", *snakefile, *COMMAND], check=True)
+        update(Path(tmp))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
