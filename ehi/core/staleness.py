@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ehi.core.io import read_provenance
-from ehi.core.versions import KIND_STAGE, VERSIONS, upstream_versions
+from ehi.core.versions import KIND_STAGE, upstream_versions
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ def stale_reason(path: str | os.PathLike, versions: dict[str, int] | None = None
     if "versions" not in info:
         made_by = info.get("git_commit", "unknown")[:7]
         return stage, f"no stage versions stamped (written at commit {made_by}, before they were)"
-    wanted = upstream_versions(stage, VERSIONS if versions is None else versions)
+    wanted = upstream_versions(stage, versions)
     stamped = upstream_versions(stage, info["versions"])
     moved = [f"{name} {stamped[name]} -> {wanted[name]}" for name in wanted if stamped[name] != wanted[name]]
     return (stage, "made by other versions: " + ", ".join(moved)) if moved else None
