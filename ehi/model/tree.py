@@ -23,6 +23,7 @@ import torch
 from safetensors.torch import save_file
 from torch import nn
 
+from ehi.core.errors import ConfigError
 from ehi.core.io import atomic_path
 from ehi.core.weights import load_weights
 
@@ -37,7 +38,7 @@ DEFAULT_LAYOUT = "node"
 def check_leaves_fit(n_leaves: int, n_docs: int, height: int, branching: int) -> None:
     """A tree with more leaves than documents must leave leaves empty: refuse it up front."""
     if n_leaves > n_docs:
-        raise ValueError(f"tree height={height}, branching={branching} has {n_leaves} leaves but the corpus "
+        raise ConfigError(f"tree height={height}, branching={branching} has {n_leaves} leaves but the corpus "
                          f"has only {n_docs} documents; lower train.height or train.branching")
 
 

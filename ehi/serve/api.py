@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 from ehi import __version__
 from ehi.model.encoder import Encoder, load_encoder
 from ehi.search.tree_index import EHIIndex
+from ehi.core.errors import SearchIndexError
 from ehi.core.io import atomic_dir
 
 FORMAT_VERSION = 1
@@ -41,10 +42,6 @@ class Hit(NamedTuple):
     doc_id: str
     title: str
     score: float
-
-
-class SearchIndexError(ValueError):
-    """A search-index directory that is missing, incomplete or asked for the impossible."""
 
 
 def _display_titles(corpus: pd.DataFrame) -> list[str]:
