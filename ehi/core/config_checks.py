@@ -171,7 +171,7 @@ def check_splits(config: dict, known: tuple[dict[str, bool], str] | None) -> Non
             raise ConfigError(f"config {key}: unknown split {split!r}; expected one of {', '.join(SPLITS)}")
     if tuned and tune == evaluated:
         raise ConfigError(f"config search.tune_split: {tune!r} is also evaluation.split; {', '.join(tuned)} would be "
-                          "tuned on the queries they are evaluated on: tune on another split (e.g. dev)")
+                          f"tuned on the queries they are evaluated on: tune on another split (e.g. {'train' if tune == 'dev' else 'dev'})")
     if known is None:
         return
     has, source = known

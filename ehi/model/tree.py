@@ -24,8 +24,8 @@ from safetensors.torch import save_file
 from torch import nn
 
 from ehi.core.errors import ConfigError
-from ehi.core.io import atomic_path
-from ehi.core.weights import load_weights
+from ehi.core.io import atomic_path, read_json_object
+from ehi.core.weights import WeightsError, load_weights
 
 PATH_LAYOUTS = ("node", "frontier")
 # Default "node": two items routed into different subtrees never match at a deeper level by
@@ -205,6 +205,10 @@ class TreeIndexer(nn.Module):
 def load_indexer(in_dir: str | os.PathLike, device: str | torch.device = "cpu") -> TreeIndexer:
     """Rebuild a :class:`TreeIndexer` from ``indexer.json`` + ``indexer.safetensors`` (no pickle)."""
     src = Path(in_dir)
-    indexer = TreeIndexer(**json.loads((src / "indexer.json").read_text()))
+    spec = read_json_object(src / "indexer.json", WeightsError)
+    try:
+        indexer = TreeIndexer(**spec)
+    except (TypeError, ValueError) as err:  # keys or values of no tree this code builds
+        raise WeightsError(f"{src / 'indexer.json'}: not a tree configuration ({err})") from None
     load_weights(indexer, src / "indexer.safetensors")  # names a truncated file or a shape mismatch
     return indexer.to(device)

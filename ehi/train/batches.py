@@ -16,7 +16,7 @@ import pandas as pd
 from ehi.core.errors import DataError
 from ehi.data.dataset import Dataset
 from ehi.data.dataset import doc_texts as corpus_texts
-from ehi.data.judgements import relevant
+from ehi.data.judgements import relevant as relevant_judgements
 from ehi.model.encoder import Encoder
 from ehi.model.layer_cache import LayerCache, build_layer_cache, encode_all, freeze_bottom
 from ehi.model.tree import TreeIndexer
@@ -47,7 +47,7 @@ class TrainData:
     @classmethod
     def from_dataset(cls, dataset: Dataset, split: str = "train") -> "TrainData":
         queries, qrels = dataset.split(split)
-        qrels = relevant(qrels)
+        qrels = relevant_judgements(qrels)
         doc_row = pd.Series(np.arange(len(dataset.corpus)), index=dataset.corpus.doc_id.astype(str))
         queries = queries[queries.query_id.astype(str).isin(set(qrels.query_id.astype(str)))]
         q_row = pd.Series(np.arange(len(queries)), index=queries.query_id.astype(str))
