@@ -25,7 +25,8 @@ onstart:
     # with the changed file named (ehi/data/manifest.py)
     from ehi.data.manifest import check_manifest
 
-    check_manifest(DATA_DIR)
+    with exit_on_user_error("snakemake"):
+        check_manifest(DATA_DIR)
 
 
 wildcard_constraints:

@@ -49,7 +49,7 @@ def check_metrics(metrics: list[str]) -> None:
     for name in metrics:
         base, at, cut = name.partition("@")
         if base not in METRIC_NAMES:
-            raise ConfigError(f"config evaluation.metrics: unknown metric {name!r}; known: {', '.join(METRIC_NAMES)} "
+            raise ConfigError(f"config evaluation.metrics: {name!r} is not a known metric; known: {', '.join(METRIC_NAMES)} "
                               "(with a cutoff, e.g. ndcg@10)")
         if (at or base in NEEDS_CUTOFF) and not re.fullmatch(r"[1-9][0-9]*", cut):
             raise ConfigError(f"config evaluation.metrics: {name!r} needs a cutoff of 1 or more after '@', e.g. {base}@10")

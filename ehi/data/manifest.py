@@ -13,13 +13,12 @@ still match the manifest is taken as unchanged (as rsync and make do); any other
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from ehi import __version__
 from ehi.data.validate import DataError
-from ehi.core.io import file_sha256, write_json
+from ehi.core.io import file_sha256, read_json_object, write_json
 
 MANIFEST = "manifest.json"
 TABLES = ("corpus.parquet", "queries.parquet", "qrels.parquet")
@@ -79,7 +78,7 @@ def check_manifest(data_dir: str | os.PathLike) -> dict | None:
     path = Path(data_dir) / MANIFEST
     if not path.exists():
         return None
-    manifest = json.loads(path.read_text())
+    manifest = read_json_object(path, DataError)
     problems = []
     for name, record in manifest["source_files"].items():
         if (why := _changed(Path(name), record)) is not None:
