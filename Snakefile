@@ -20,15 +20,6 @@ validate(config, "workflow/schemas/config.schema.yaml")
 include: "workflow/rules/common.smk"
 
 
-onstart:
-    # a dataset whose source copy or prepared tables changed since preparation stops the run here,
-    # with the changed file named (ehi/data/manifest.py)
-    from ehi.data.manifest import check_manifest
-
-    with exit_on_user_error("snakemake"):
-        check_manifest(DATA_DIR)
-
-
 wildcard_constraints:
     kind="corpus|queries|qrels",
     model="pre|de|ehi",

@@ -108,7 +108,7 @@ def _manifest(dataset: dict, data_dir) -> dict | None:
     try:
         manifest = json.loads(path.read_text())
     except (OSError, ValueError):
-        return None  # the onstart check names a broken manifest
+        return None  # check_manifest names a broken manifest
     return manifest if isinstance(manifest, dict) and manifest.get("config") == dataset else None
 
 

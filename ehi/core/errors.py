@@ -72,7 +72,7 @@ def report_uncaught(log: logging.Logger) -> None:
 
     def hook(kind, err, tb):
         if issubclass(kind, UserError) and not debugging():
-            log.error("error: %s", one_line(err))
+            log.error("%s", one_line(err))
         else:
             log.critical("unexpected error (a bug, not bad input): %s", one_line(err), exc_info=(kind, err, tb))
 

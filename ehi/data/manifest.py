@@ -3,9 +3,11 @@
 ``prepare_data`` writes ``manifest.json`` beside the three Parquet tables: the dataset config
 (source, path, dev split seed and fraction), the package version, the queries per split, and the
 sha256 and size of each source file (a local copy's files, or the downloaded archives) and of each
-prepared table. :func:`check_manifest` runs before every workflow run (the Snakefile's
-``onstart``): a source copy or a prepared table that changed since preparation stops the run with
-the file named, instead of silently mixing results of two versions of a dataset.
+prepared table. :func:`check_manifest` runs whenever the workflow is parsed (``common.smk``; every
+``snakemake`` call, dry runs and "nothing to be done" included): a source copy or a prepared table
+that changed since preparation stops the run with the file named, instead of silently mixing
+results of two versions of a dataset. The manifest is an output of ``prepare_data`` that the named
+targets request, so deleting it, as the error advises, prepares the dataset again.
 
 Hashing a large source on every run would be slow, so a file whose size and modification time
 still match the manifest is taken as unchanged (as rsync and make do); any other file is hashed.

@@ -64,8 +64,8 @@ def test_a_rule_script_reports_bad_input_as_one_line_in_its_log_and_bugs_with_a_
     proc = subprocess.run([sys.executable, "-c", SCRIPT, kind, str(log)], capture_output=True, text=True, env=env)
     assert proc.returncode == 1
     if kind == "data":
-        assert proc.stderr.strip().splitlines() == ["ERROR error: corpus.jsonl, line 3: malformed JSON"]
-        assert log.read_text().strip() == "ERROR error: corpus.jsonl, line 3: malformed JSON"
+        assert proc.stderr.strip().splitlines() == ["ERROR corpus.jsonl, line 3: malformed JSON"]
+        assert log.read_text().strip() == "ERROR corpus.jsonl, line 3: malformed JSON"
     else:
         assert "Traceback (most recent call last)" in proc.stderr and "RuntimeError: a bug" in proc.stderr
         assert "Traceback (most recent call last)" in log.read_text()  # the log Snakemake points at says why

@@ -6,6 +6,7 @@ from snakemake.utils import Paramspace
 
 from ehi.core.config_checks import check_config
 from ehi.core.errors import exit_on_user_error
+from ehi.data.manifest import check_manifest
 
 DS = config["dataset"]["name"]
 R = f"resources/{DS}"  # heavy artefacts (git-ignored)
@@ -15,9 +16,12 @@ DATA_FILES = expand(f"{DATA_DIR}/{{kind}}.parquet", kind=["corpus", "queries", "
 # requested by the named targets (not by each rule, whose recorded inputs would change): deleting
 # it, as a changed-data error advises, prepares the dataset again and reruns everything after it
 DATA_MANIFEST = f"{DATA_DIR}/manifest.json"
-# what the schema cannot check (keys against each other and against the data): refused here, by key
+# Refused while parsing, before any job (dry runs included), each naming its key or file: what the
+# schema cannot check (keys against each other and against the data), and a dataset whose source
+# copy or prepared tables changed since preparation (ehi/data/manifest.py)
 with exit_on_user_error("snakemake"):
     check_config(config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"), DATA_DIR)
+    check_manifest(DATA_DIR)
 # The conda environment every rule runs in (pip users already have it through pyproject.toml).
 ENV = "../envs/ehi.yaml"
 
