@@ -21,6 +21,7 @@ from ehi.core.errors import SearchIndexError
 from ehi.core.io import read_json_object
 
 VOCAB_FILES = ("tokenizer.json", "vocab.txt")  # a fast tokenizer's file, or a BERT WordPiece vocabulary
+WORD_EMBEDDINGS = "word_embeddings.weight"  # BERT's and DistilBERT's token embedding matrix (vocab, dim)
 
 
 def read_docs(path: Path, n_docs: int) -> pd.DataFrame:
@@ -63,10 +64,14 @@ def check_encoder_dir(folder: Path, dim: int) -> None:
         raise SearchIndexError(f"{folder}: no encoder weights (*.safetensors)")
     for path in weights:
         try:
-            with safe_open(str(path), "pt"):
-                pass  # the header covers the whole file: a truncated copy fails here
+            with safe_open(str(path), "pt") as tensors:  # the header covers the file: a truncated copy fails
+                shapes = {k: tensors.get_slice(k).get_shape() for k in tensors.keys() if k.endswith(WORD_EMBEDDINGS)}
         except (SafetensorError, OSError) as err:
             raise SearchIndexError(f"{path}: not a readable safetensors file (truncated or corrupted?): {err}") from None
+        for name, shape in shapes.items():
+            if None not in (vocab_size, hidden) and list(shape) != [vocab_size, hidden]:
+                raise SearchIndexError(f"{path}: {name} has shape {list(shape)}, the encoder's config.json says "
+                                       f"[{vocab_size}, {hidden}]: weights of another model")
     if not any((folder / name).is_file() for name in VOCAB_FILES):
         raise SearchIndexError(f"{folder}: tokenizer files missing (need one of {', '.join(VOCAB_FILES)}); "
                                "save the encoder with Encoder.save, which writes them")

@@ -38,6 +38,14 @@ def _edit_tensors(**changes):
     return edit
 
 
+def _add_token(token_id):  # a tokenizer that can emit ids the encoder has no embedding for
+    def edit(path):
+        spec = json.loads(path.read_text())
+        spec["added_tokens"].append({"id": token_id, "content": "[NEW]", "special": True})
+        path.write_text(json.dumps(spec))
+    return edit
+
+
 def _offsets_falling(offsets):  # leaf 0 ends after leaf 1: a negative leaf size
     out = offsets.clone()
     out[1] = out[2] + 1
@@ -68,10 +76,13 @@ BROKEN = [
      "the tree takes dimension 32"),
     ("truncated docs.parquet", "docs.parquet", _truncate, "docs.parquet: not a readable document table"),
     ("missing tokenizer", "encoder/tokenizer.json", os.remove, "tokenizer files missing"),
-    ("a tokenizer of a larger vocabulary", "encoder/config.json", _edit_json(vocab_size=1000),
-     "tokenizer.json: token ids up to 30521, but the encoder's vocabulary has 1000 entries"),
+    ("a tokenizer of a larger vocabulary", "encoder/tokenizer.json", _add_token(40000),
+     "tokenizer.json: token ids up to 40000, but the encoder's vocabulary has 30522 entries"),
     ("an encoder of another dimension", "encoder/config.json", _edit_json(hidden_size=64),
      "the encoder embeds in 64 dimensions, the index in 32"),
+    ("encoder weights of another vocabulary", "encoder/model.safetensors",
+     _edit_tensors(**{"embeddings.word_embeddings.weight": lambda w: w[:1000].clone()}),
+     "embeddings.word_embeddings.weight has shape [1000, 32], the encoder's config.json says [30522, 32]"),
 ]
 
 
