@@ -42,7 +42,9 @@ def check_config(config: dict, schema_path: str | os.PathLike, data_dir: str | o
     n_docs = known_corpus_size(config["dataset"], data_dir)
     for where, train in trains.items():
         check_tree(config, where, train, n_docs)
-    check_splits(config, known_splits(config["dataset"], data_dir))
+        if train.get("select") == "dev" and not train.get("dev_eval"):
+            raise ConfigError(f"config {where}.select: dev picks the best dev epoch, which needs {where}.dev_eval: true")
+    check_splits(config, known_splits(config["dataset"], data_dir), trains)
 
 
 def check_metrics(metrics: list[str]) -> None:
@@ -153,9 +155,9 @@ def known_splits(dataset: dict, data_dir=None) -> tuple[dict[str, bool], str] | 
     return found, where
 
 
-def check_splits(config: dict, known: tuple[dict[str, bool], str] | None) -> None:
-    """Evaluated, tuning and training splits: valid names, tuning never on the evaluated split,
-    and each needed split present where that is known."""
+def check_splits(config: dict, known: tuple[dict[str, bool], str] | None, trains: dict[str, dict]) -> None:
+    """Evaluated, tuning, training and dev-evaluation splits: valid names, tuning never on the
+    evaluated split, and each needed split present where that is known."""
     evaluated, tune = config["evaluation"]["split"], config["search"]["tune_split"]
     systems = [*config["search"]["systems"], *(config["ablation_systems"] if config["ablations"] else [])]
     tuned = [s for s in systems if s.split("+", 1)[1] not in UNTUNED_SEARCHES]
@@ -166,6 +168,7 @@ def check_splits(config: dict, known: tuple[dict[str, bool], str] | None) -> Non
         needed["search.systems"] = "train"
     elif any(m.startswith("psp@") for m in config["evaluation"]["metrics"]):  # propensities from train labels
         needed["evaluation.metrics"] = "train"
+    needed.update({f"{where}.dev_eval": "dev" for where, train in trains.items() if train.get("dev_eval")})
     for key, split in needed.items():
         if split not in SPLITS:
             raise ConfigError(f"config {key}: unknown split {split!r}; expected one of {', '.join(SPLITS)}")

@@ -115,3 +115,13 @@ def test_a_prepared_dataset_is_judged_by_its_manifest(tmp_path):
     manifest["config"] = {**cfg["dataset"], "dev_seed": 99}  # prepared from another config: not this data
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
     check_config(cfg, SCHEMA, tmp_path)
+
+
+def test_dev_evaluation_needs_a_dev_split_and_dev_selection_needs_dev_evaluation():
+    no_dev = {"dataset": {"synthetic": {"split_fractions": [0.8, 0.0, 0.2]}}, "search": {"tune_split": "train"}}
+    check_config(config(no_dev), SCHEMA)
+    assert "config train.dev_eval: dataset 'test' has no 'dev' queries" in refused(config(merged(no_dev, {"train": {"dev_eval": True}})))
+    assert "config ablations.late[0].dev_eval: dataset 'test' has no 'dev' queries" in \
+        refused(config(merged(no_dev, {"ablations": {"late": [{"dev_eval": True}]}})))
+    assert "config train.select: dev picks the best dev epoch, which needs train.dev_eval: true" in \
+        refused(config({"train": {"select": "dev"}}))
