@@ -20,14 +20,6 @@ validate(config, "workflow/schemas/config.schema.yaml")
 include: "workflow/rules/common.smk"
 
 
-onstart:
-    # a dataset whose source copy or prepared tables changed since preparation stops the run here,
-    # with the changed file named (ehi/data/manifest.py)
-    from ehi.data.manifest import check_manifest
-
-    check_manifest(DATA_DIR)
-
-
 wildcard_constraints:
     kind="corpus|queries|qrels",
     model="pre|de|ehi",
@@ -50,22 +42,26 @@ rule all:
         rules.tables.output,
         rules.claims.output,
         f"{R}/main/ehi/search_index",
+        DATA_MANIFEST,
     default_target: True
 
 
 rule data:
     input:
         DATA_FILES,
+        DATA_MANIFEST,
 
 
 rule train_all:
     input:
         [p for v in VARIANTS for p in outputs_of(v)[1:]],
+        DATA_MANIFEST,
 
 
 rule main:
     input:
         outputs_of("main"),
+        DATA_MANIFEST,
         f"{RES}/significance.parquet",
         f"{R}/main/ehi/search_index",
 
@@ -78,3 +74,4 @@ for _name, _variants in ABLATIONS.items():
             f"ablation_{_name}"
         input:
             [p for v in _variants for p in outputs_of(v)],
+            DATA_MANIFEST,

@@ -171,3 +171,18 @@ def write_json(obj, path: str | os.PathLike) -> Path:
     with atomic_path(path) as tmp:
         tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
     return Path(path)
+
+
+def read_json_object(path: str | os.PathLike, error: type[Exception] = ValueError) -> dict:
+    """A JSON file that must hold an object; a missing, unreadable or malformed file, or another
+    JSON value (a list, a number), raises ``error`` naming the file."""
+    path = Path(path)
+    try:
+        value = json.loads(path.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        raise error(f"{path}: file missing") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise error(f"{path}: not a readable JSON file ({err})") from None
+    if not isinstance(value, dict):
+        raise error(f"{path}: expected a JSON object, got {type(value).__name__}")
+    return value

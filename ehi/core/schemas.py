@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+SPLITS = ("train", "dev", "test")  # the values of the queries' and qrels' split column
+
 _RUN_BUDGET = [
     ("system", pa.string()),
     ("variant", pa.string()),

@@ -15,9 +15,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file
 
-
-class WeightsError(ValueError):
-    """A weights file that is missing, unreadable or made for another architecture."""
+from ehi.core.errors import WeightsError
 
 
 def read_tensors(path: str | os.PathLike) -> dict[str, torch.Tensor]:

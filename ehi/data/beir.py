@@ -22,7 +22,7 @@ from typing import Iterable
 import pandas as pd
 
 from ehi.data.dataset import SPLITS, Dataset
-from ehi.data.validate import DataError, assemble, iter_jsonl, iter_tsv, parse_relevance
+from ehi.data.validate import DataError, assemble, iter_jsonl, iter_tsv, parse_relevance, record_id, record_text
 
 log = logging.getLogger("ehi.data")
 
@@ -32,19 +32,19 @@ QRELS_HEADER = ("query-id", "corpus-id", "score")
 def read_corpus(path: str | os.PathLike) -> pd.DataFrame:
     """corpus.jsonl as doc_id/title/text; a missing title or text reads as empty."""
     ids, titles, texts = [], [], []
-    for _, rec in iter_jsonl(path, required=("_id",)):
-        ids.append(str(rec["_id"]))
-        titles.append(str(rec.get("title") or ""))
-        texts.append(str(rec.get("text") or ""))
+    for lineno, rec in iter_jsonl(path, required=("_id",)):
+        ids.append(record_id(rec, "_id", path, lineno))
+        titles.append(record_text(rec, "title", path, lineno))
+        texts.append(record_text(rec, "text", path, lineno))
     return pd.DataFrame({"doc_id": ids, "title": titles, "text": texts})
 
 
 def read_queries(path: str | os.PathLike) -> pd.DataFrame:
     """queries.jsonl as query_id/text (BEIR's per-query ``metadata`` is not used)."""
     ids, texts = [], []
-    for _, rec in iter_jsonl(path, required=("_id",)):
-        ids.append(str(rec["_id"]))
-        texts.append(str(rec.get("text") or ""))
+    for lineno, rec in iter_jsonl(path, required=("_id",)):
+        ids.append(record_id(rec, "_id", path, lineno))
+        texts.append(record_text(rec, "text", path, lineno))
     return pd.DataFrame({"query_id": ids, "text": texts})
 
 

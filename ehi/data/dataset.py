@@ -9,8 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from ehi.core.io import read_table, write_table
-
-SPLITS = ("train", "dev", "test")
+from ehi.core.schemas import SPLITS  # noqa: F401 (data modules import it from here)
 
 
 @dataclass

@@ -3,9 +3,11 @@
 ``prepare_data`` writes ``manifest.json`` beside the three Parquet tables: the dataset config
 (source, path, dev split seed and fraction), the package version, the queries per split, and the
 sha256 and size of each source file (a local copy's files, or the downloaded archives) and of each
-prepared table. :func:`check_manifest` runs before every workflow run (the Snakefile's
-``onstart``): a source copy or a prepared table that changed since preparation stops the run with
-the file named, instead of silently mixing results of two versions of a dataset.
+prepared table. :func:`check_manifest` runs whenever the workflow is parsed (``common.smk``; every
+``snakemake`` call, dry runs and "nothing to be done" included): a source copy or a prepared table
+that changed since preparation stops the run with the file named, instead of silently mixing
+results of two versions of a dataset. The manifest is an output of ``prepare_data`` that the named
+targets request, so deleting it, as the error advises, prepares the dataset again.
 
 Hashing a large source on every run would be slow, so a file whose size and modification time
 still match the manifest is taken as unchanged (as rsync and make do); any other file is hashed.
@@ -13,13 +15,12 @@ still match the manifest is taken as unchanged (as rsync and make do); any other
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from ehi import __version__
 from ehi.data.validate import DataError
-from ehi.core.io import file_sha256, write_json
+from ehi.core.io import file_sha256, read_json_object, write_json
 
 MANIFEST = "manifest.json"
 TABLES = ("corpus.parquet", "queries.parquet", "qrels.parquet")
@@ -79,7 +80,7 @@ def check_manifest(data_dir: str | os.PathLike) -> dict | None:
     path = Path(data_dir) / MANIFEST
     if not path.exists():
         return None
-    manifest = json.loads(path.read_text())
+    manifest = read_json_object(path, DataError)
     problems = []
     for name, record in manifest["source_files"].items():
         if (why := _changed(Path(name), record)) is not None:

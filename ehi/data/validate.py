@@ -9,10 +9,14 @@ errors (the run would be wrong, not just smaller)
     document (metrics would count an unfindable document as relevant), a judged query missing from
     the queries file, a query judged in two splits (train/test leakage), an empty query text, an
     empty corpus, a split file with no judged query.
+    An ``_id`` that is not a non-empty string or an integer, a title or text that is not a string,
+    a split without one relevant judgement (relevance >= 1, :mod:`ehi.data.judgements`).
 counted warnings (the run is still right)
     documents whose title and text are both empty (kept: they are retrievable, just uninformative),
     queries without any judgement (left out of every split: they cannot be scored), identical
     duplicate judgements (kept once).
+    Negative relevance, and queries judged with relevance <= 0 only (not relevant, kept in their
+    split, neither trained on nor evaluated).
 """
 
 from __future__ import annotations
@@ -26,13 +30,11 @@ from typing import Iterator, Mapping
 
 import pandas as pd
 
+from ehi.core.errors import DataError  # defined with the other user errors; data modules import it from here
 from ehi.data.dataset import SPLITS, Dataset
+from ehi.data.judgements import check_split_judgements
 
 log = logging.getLogger("ehi.data")
-
-
-class DataError(ValueError):
-    """A dataset problem that would make results wrong; the message names the file and line or key."""
 
 
 def read_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
@@ -82,6 +84,22 @@ def iter_tsv(
         if len(fields) != ncols:
             raise DataError(f"{path}, line {lineno}: expected {ncols} columns, found {len(fields)}")
         yield lineno, fields
+
+
+def record_id(record: dict, key: str, path: str | os.PathLike, lineno: int) -> str:
+    """An id field as a string: a non-empty string or an integer (null would become "None")."""
+    value = record[key]
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
+        raise DataError(f"{path}, line {lineno}: {key!r} must be a non-empty string or an integer, got {value!r}")
+    return str(value)
+
+
+def record_text(record: dict, key: str, path: str | os.PathLike, lineno: int) -> str:
+    """A text field as a string; missing or null reads as empty, any other non-string is refused."""
+    value = record.get(key)
+    if value is not None and not isinstance(value, str):
+        raise DataError(f"{path}, line {lineno}: {key!r} must be a string, got {type(value).__name__} {value!r:.40}")
+    return value or ""
 
 
 def parse_relevance(value: str, path: str | os.PathLike, lineno: int) -> int:
@@ -171,6 +189,8 @@ def assemble(
         frame = check_qrels(frame, corpus.doc_id, queries.query_id, label, warnings)
         if frame.empty:
             raise DataError(f"{label}: split {split!r} has no judged queries")
+        for note in check_split_judgements(frame, split, label):  # relevance <= 0 is not relevant
+            warn(note, warnings)
         parts.append(frame.assign(split=split))
     if not parts:
         raise DataError(f"{name}: no qrels for any split")

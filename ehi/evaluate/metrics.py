@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ehi.data.dataset import qrels_dict
+from ehi.data.judgements import relevant
 from ehi.core.schemas import schema
 
 DEFAULT_METRICS = ("ndcg@10", "mrr@10", "recall@10", "recall@100", "recall@1000")
@@ -70,8 +71,8 @@ def capped_metrics(metrics, corpus_size: int) -> dict[str, str]:
 def _judged_qrels(qrels_df: pd.DataFrame):
     from ranx import Qrels
 
-    positive = qrels_df.groupby("query_id").relevance.transform("max") > 0
-    return Qrels.from_dict(qrels_dict(qrels_df[positive]))
+    # judged queries = those with a relevant judgement; ranx ignores the others' rows (rel_lvl=1) anyway
+    return Qrels.from_dict(qrels_dict(relevant(qrels_df)))
 
 
 def _ranx_run(group: pd.DataFrame):
@@ -91,7 +92,7 @@ def _psp_scorer(qids: list[str], qrels_df: pd.DataFrame, doc_ids, inv_prop, ks):
 
     row_of = pd.Series(np.arange(len(doc_ids)), index=pd.Index(np.asarray(doc_ids).astype(str)))
     q_pos = pd.Series(np.arange(len(qids)), index=qids)
-    labels = label_matrix(qrels_df[qrels_df.relevance > 0], qids, row_of.index)
+    labels = label_matrix(relevant(qrels_df), qids, row_of.index)
     width = max(ks)
 
     def score(group: pd.DataFrame) -> dict:

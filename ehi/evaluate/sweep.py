@@ -12,7 +12,9 @@ import logging
 import numpy as np
 import pandas as pd
 
+from ehi.core.errors import ConfigError, DataError
 from ehi.data.dataset import Dataset
+from ehi.data.judgements import judged_query_ids
 from ehi.search.registry import build_searcher, log_grid
 from ehi.search.tune import tune_on_dev
 from ehi.evaluate.metrics import run_frame, time_search
@@ -22,11 +24,11 @@ log = logging.getLogger(__name__)
 
 def split_rows(dataset: Dataset, split: str) -> np.ndarray:
     """Row positions (into queries.parquet and its embeddings) of the judged queries of ``split``."""
-    judged = set(dataset.qrels[(dataset.qrels.split == split) & (dataset.qrels.relevance > 0)].query_id)
+    judged = judged_query_ids(dataset.qrels[dataset.qrels.split == split])
     mask = (dataset.queries.split == split) & dataset.queries.query_id.isin(judged)
     rows = np.flatnonzero(mask.to_numpy())
     if len(rows) == 0:
-        raise ValueError(f"dataset {dataset.name!r} has no judged queries in split {split!r}")
+        raise DataError(f"dataset {dataset.name!r} has no judged queries in split {split!r}")
     return rows
 
 
@@ -78,6 +80,8 @@ def search_system(system: str, variant: str, dataset: Dataset, corpus_emb: np.nd
     if method == "tree":
         param, budgets, search, built = _ehi_tree(index_dir, settings)
     else:
+        if method != "exact" and settings["tune_split"] == split:  # tuning on the test queries
+            raise ConfigError(f"search.tune_split {split!r} is the evaluated split; tune on another split")
         tune_rows = split_rows(dataset, settings["tune_split"]) if method != "exact" else rows[:0]
         param, budgets, search, built = _anns(method, corpus_emb, query_emb[tune_rows], settings)
     query_ids = dataset.queries.query_id.to_numpy()[rows]

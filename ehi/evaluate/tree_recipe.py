@@ -23,6 +23,7 @@ import pandas as pd
 import torch
 
 from ehi.data.dataset import Dataset
+from ehi.data.judgements import relevant as relevant_judgements
 from ehi.model.tree import TreeIndexer
 from ehi.model.tree_init import kmeans_init_
 from ehi.model.tree_stats import leaf_size_stats
@@ -42,7 +43,7 @@ def split_arrays(dataset: Dataset, q_emb: np.ndarray, split: str):
     (query, positive) pairs as rows into those arrays."""
     doc_row = pd.Series(np.arange(len(dataset.corpus)), index=dataset.corpus.doc_id.astype(str))
     q_row = pd.Series(np.arange(len(dataset.queries)), index=dataset.queries.query_id.astype(str))
-    rel = dataset.qrels[(dataset.qrels.split == split) & (dataset.qrels.relevance > 0)]
+    rel = relevant_judgements(dataset.qrels[dataset.qrels.split == split])
     ids = sorted(set(rel.query_id.astype(str)))
     local = pd.Series(np.arange(len(ids)), index=ids)
     pair_q = local.loc[rel.query_id.astype(str)].to_numpy()

@@ -23,6 +23,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from ehi.data.judgements import relevant
+
 # (A, B) of Jain et al. 2016, as the Extreme Classification Repository uses them
 PROPENSITY_AB = {"amazon": (0.6, 2.6), "wikipedia": (0.5, 0.4), "other": (0.55, 1.5)}
 DEFAULT_KS = (1, 3, 5)
@@ -44,7 +46,7 @@ def label_matrix(qrels: pd.DataFrame, query_ids, label_ids) -> sp.csr_matrix:
     """
     q_pos = pd.Series(np.arange(len(query_ids)), index=pd.Index(np.asarray(query_ids).astype(str)))
     l_pos = pd.Series(np.arange(len(label_ids)), index=pd.Index(np.asarray(label_ids).astype(str)))
-    rel = qrels[qrels.relevance > 0]
+    rel = relevant(qrels)
     rows = q_pos.reindex(rel.query_id.astype(str)).to_numpy()
     cols = l_pos.reindex(rel.doc_id.astype(str)).to_numpy()
     keep = ~(np.isnan(rows) | np.isnan(cols))
@@ -127,7 +129,7 @@ def train_inverse_propensity(dataset, propensity: str = "amazon") -> np.ndarray:
     train_q, train_qrels = dataset.split("train")
     if not len(train_q):
         raise ValueError(f"psp@k needs label frequencies, but {dataset.name!r} has no train queries")
-    freq = np.asarray(label_matrix(train_qrels[train_qrels.relevance > 0], train_q.query_id, label_ids).sum(0)).ravel()
+    freq = np.asarray(label_matrix(relevant(train_qrels), train_q.query_id, label_ids).sum(0)).ravel()
     return inverse_propensity(freq, len(train_q), *PROPENSITY_AB[propensity])
 
 

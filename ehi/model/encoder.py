@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
+from ehi.core.errors import ConfigError
 from ehi.core.pretrained import MINILM_ALIASES, minilm_path
 
 log = logging.getLogger(__name__)
@@ -30,10 +31,18 @@ TINY_RANDOM = "tiny-random"
 
 
 def pick_device(device: str | None = "auto") -> torch.device:
-    """``auto`` means CUDA when present, else CPU."""
+    """``auto`` means CUDA when present, else CPU; a device this machine lacks is a ConfigError."""
     if device in (None, "auto"):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
+    try:
+        picked = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ConfigError(f"device {device!r} is not a device name (auto, cpu, cuda, cuda:0, ...)") from None
+    if picked.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(f"device {device!r}: CUDA is not available here (no GPU, or a CPU build of torch)")
+    if picked.type == "cuda" and picked.index is not None and picked.index >= torch.cuda.device_count():
+        raise ConfigError(f"device {device!r}: this machine has {torch.cuda.device_count()} CUDA device(s)")
+    return picked
 
 
 def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:

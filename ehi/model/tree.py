@@ -23,8 +23,9 @@ import torch
 from safetensors.torch import save_file
 from torch import nn
 
-from ehi.core.io import atomic_path
-from ehi.core.weights import load_weights
+from ehi.core.errors import ConfigError
+from ehi.core.io import atomic_path, read_json_object
+from ehi.core.weights import WeightsError, load_weights
 
 PATH_LAYOUTS = ("node", "frontier")
 # Default "node": two items routed into different subtrees never match at a deeper level by
@@ -37,7 +38,7 @@ DEFAULT_LAYOUT = "node"
 def check_leaves_fit(n_leaves: int, n_docs: int, height: int, branching: int) -> None:
     """A tree with more leaves than documents must leave leaves empty: refuse it up front."""
     if n_leaves > n_docs:
-        raise ValueError(f"tree height={height}, branching={branching} has {n_leaves} leaves but the corpus "
+        raise ConfigError(f"tree height={height}, branching={branching} has {n_leaves} leaves but the corpus "
                          f"has only {n_docs} documents; lower train.height or train.branching")
 
 
@@ -204,6 +205,10 @@ class TreeIndexer(nn.Module):
 def load_indexer(in_dir: str | os.PathLike, device: str | torch.device = "cpu") -> TreeIndexer:
     """Rebuild a :class:`TreeIndexer` from ``indexer.json`` + ``indexer.safetensors`` (no pickle)."""
     src = Path(in_dir)
-    indexer = TreeIndexer(**json.loads((src / "indexer.json").read_text()))
+    spec = read_json_object(src / "indexer.json", WeightsError)
+    try:
+        indexer = TreeIndexer(**spec)
+    except (TypeError, ValueError) as err:  # keys or values of no tree this code builds
+        raise WeightsError(f"{src / 'indexer.json'}: not a tree configuration ({err})") from None
     load_weights(indexer, src / "indexer.safetensors")  # names a truncated file or a shape mismatch
     return indexer.to(device)

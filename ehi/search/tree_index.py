@@ -18,7 +18,8 @@ import numpy as np
 import torch
 from safetensors.torch import save_file
 
-from ehi.core.io import atomic_dir
+from ehi.core.errors import SearchIndexError
+from ehi.core.io import atomic_dir, read_json_object
 from ehi.core.weights import read_tensors
 from ehi.model.tree import TreeIndexer, check_leaves_fit, load_indexer
 
@@ -132,8 +133,30 @@ class EHIIndex:
     @classmethod
     def load(cls, in_dir: str | os.PathLike) -> "EHIIndex":
         src = Path(in_dir)
-        meta = json.loads((src / "index.json").read_text())
+        meta = read_json_object(src / "index.json", SearchIndexError)
         if meta.get("format_version") != FORMAT_VERSION:
-            raise ValueError(f"{src}: index format {meta.get('format_version')}, expected {FORMAT_VERSION}")
+            raise SearchIndexError(f"{src}: index format {meta.get('format_version')}, expected {FORMAT_VERSION}")
         t = read_tensors(src / "index.safetensors")
-        return cls(load_indexer(src), t["doc_emb"].numpy(), t["offsets"].numpy(), t["perm"].numpy())
+        missing = sorted({"doc_emb", "offsets", "perm"} - t.keys())
+        if missing:
+            raise SearchIndexError(f"{src / 'index.safetensors'}: missing tensor(s) {missing}")
+        index = cls(load_indexer(src), t["doc_emb"].numpy(), t["offsets"].numpy(), t["perm"].numpy())
+        index.check_consistent(src)
+        return index
+
+    def check_consistent(self, where) -> None:
+        """Raise :class:`SearchIndexError` unless embeddings, offsets, permutation and tree agree:
+        (N, d) embeddings with d the tree's input, B^H + 1 offsets rising from 0 to N, a permutation
+        of the N rows (otherwise a search returns wrong documents or fails half-way)."""
+        n_leaves, problems = self.indexer.n_leaves, []
+        if self.doc_emb.ndim != 2 or self.doc_emb.shape[1] != self.indexer.dim:
+            problems.append(f"embeddings of shape {tuple(self.doc_emb.shape)}, the tree takes dimension {self.indexer.dim}")
+        if self.offsets.shape != (n_leaves + 1,):
+            problems.append(f"{len(self.offsets)} leaf offsets for a tree of {n_leaves} leaves (need {n_leaves + 1})")
+        elif self.offsets[0] != 0 or (np.diff(self.offsets) < 0).any() or self.offsets[-1] != len(self.doc_emb):
+            problems.append(f"leaf offsets must rise from 0 to the {len(self.doc_emb)} documents, "
+                            f"got {self.offsets[:3].tolist()}...{self.offsets[-2:].tolist()}")
+        if self.perm.shape != (len(self.doc_emb),) or not np.array_equal(np.sort(self.perm), np.arange(len(self.perm))):
+            problems.append(f"the document order is not a permutation of the {len(self.doc_emb)} documents")
+        if problems:
+            raise SearchIndexError(f"{where}: inconsistent index: " + "; ".join(problems))

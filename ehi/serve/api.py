@@ -30,6 +30,8 @@ import pyarrow.parquet as pq
 from ehi import __version__
 from ehi.model.encoder import Encoder, load_encoder
 from ehi.search.tree_index import EHIIndex
+from ehi.serve.index_checks import check_encoder_dir, read_docs, read_index_config
+from ehi.core.errors import SearchIndexError
 from ehi.core.io import atomic_dir
 
 FORMAT_VERSION = 1
@@ -41,10 +43,6 @@ class Hit(NamedTuple):
     doc_id: str
     title: str
     score: float
-
-
-class SearchIndexError(ValueError):
-    """A search-index directory that is missing, incomplete or asked for the impossible."""
 
 
 def _display_titles(corpus: pd.DataFrame) -> list[str]:
@@ -158,7 +156,9 @@ class SearchIndex:
 
 def load_index(in_dir: str | os.PathLike, device: str | None = "auto") -> SearchIndex:
     """Open a directory written by :func:`save_search_index`. The encoder is loaded at the first
-    search and runs on ``device`` (``auto`` = CUDA when present); the index searches on the CPU."""
+    search and runs on ``device`` (``auto`` = CUDA when present); the index searches on the CPU.
+    Everything but the model weights is checked here (:mod:`ehi.serve.index_checks`), so a broken
+    directory fails on opening, for ``ehi info`` as for a search, with a :class:`SearchIndexError`."""
     src = Path(in_dir)
     if not src.is_dir():
         raise SearchIndexError(f"no search index at {src}: directory not found")
@@ -166,9 +166,8 @@ def load_index(in_dir: str | os.PathLike, device: str | None = "auto") -> Search
     if missing:
         raise SearchIndexError(f"{src} is not a search index: missing {', '.join(missing)} "
                           "(write one with ehi.serve.api.save_search_index)")
-    config = json.loads((src / "config.json").read_text())
-    if config.get("format_version") != FORMAT_VERSION:
-        raise SearchIndexError(f"{src}: search-index format {config.get('format_version')}, expected {FORMAT_VERSION}")
-    docs = pq.read_table(src / "docs.parquet").to_pandas()
+    config = read_index_config(src / "config.json", FORMAT_VERSION)
     index = EHIIndex.load(src / "index")
+    docs = read_docs(src / "docs.parquet", index.n_docs)
+    check_encoder_dir(src / "encoder", index.indexer.dim)
     return SearchIndex(index, docs.doc_id.tolist(), docs.title.tolist(), config, src / "encoder", device)

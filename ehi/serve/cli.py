@@ -3,12 +3,17 @@
     ehi search --index DIR --query "what causes fever" --beam 4 -k 10     # a readable table
     ehi search --index DIR --queries-file queries.txt > run.tsv            # one query per line
     cat queries.txt | ehi search --index DIR --queries-file -             # stdin
+    ehi search --index DIR --queries-file queries.txt --out run.tsv        # written whole or not at all
     ehi info --index DIR                                                  # tree, leaf balance, config
 
 Query files are read and searched in batches (``--batch-size``) and the results are printed as
 each batch finishes, so a long file streams. Their output is TSV with a header:
 ``query_no  rank  doc_id  score  title``, query_no being the 1-based line number (blank lines are
-skipped but keep their number).
+skipped but keep their number). A query file is checked whole (UTF-8, at least one query) before
+the first query is searched; with ``--out`` the results go to a temporary file renamed into place
+at the end, so a failed run leaves no partial file. Bad input (a broken index, a bad argument or
+query file) is one line on stderr and exit status 1; ``--verbose`` (or ``EHI_DEBUG=1``) shows its
+traceback.
 """
 
 from __future__ import annotations
@@ -19,9 +24,13 @@ import itertools
 import json
 import os
 import sys
-from typing import Iterable, Iterator, TextIO
+from typing import Iterator, TextIO
 
+from ehi.core.errors import exit_on_user_error
+from ehi.core.io import atomic_path
+from ehi.model.encoder import pick_device
 from ehi.serve.api import Hit, SearchIndex, SearchIndexError, load_index
+from ehi.serve.queries import checked_queries
 
 TITLE_WIDTH = 80
 
@@ -42,10 +51,13 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--format", choices=("table", "tsv"), default=None,
                         help="output format (default: table for --query, tsv for --queries-file)")
     search.add_argument("--device", default="auto", help="encoder device: auto, cpu, cuda, ... (default: auto)")
-    search.add_argument("-v", "--verbose", action="store_true", help="keep the model loader's messages")
+    search.add_argument("--out", metavar="FILE", help="write the results to FILE (whole, or not at all) instead of stdout")
+    search.add_argument("-v", "--verbose", action="store_true",
+                        help="keep the model loader's messages; show the traceback of an error")
     info = sub.add_parser("info", help="tree shape, leaf balance and training config of an index")
     info.add_argument("--index", required=True, help="search-index directory")
     info.add_argument("--json", action="store_true", help="print the description as JSON")
+    info.add_argument("-v", "--verbose", action="store_true", help="show the traceback of an error")
     return parser
 
 
@@ -73,13 +85,6 @@ def format_table(query: str, hits: list[Hit]) -> str:
 def tsv_rows(query_no: int, hits: list[Hit]) -> Iterator[str]:
     for rank, hit in enumerate(hits, 1):
         yield f"{query_no}\t{rank}\t{_one_line(hit.doc_id)}\t{hit.score:.6f}\t{_one_line(hit.title)}"
-
-
-def numbered_queries(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
-    """(1-based line number, query) for every non-blank line."""
-    for no, line in enumerate(lines, 1):
-        if line.strip():
-            yield no, line.strip()
 
 
 def _batches(items: Iterator, size: int) -> Iterator[list]:
@@ -144,33 +149,46 @@ def _check_args(args) -> None:
         raise SearchIndexError(f"-k must be at least 1, got {args.k}")
     if args.batch_size < 1:
         raise SearchIndexError(f"--batch-size must be at least 1, got {args.batch_size}")
+    pick_device(args.device)  # a device this machine lacks, before anything is loaded
+
+
+@contextlib.contextmanager
+def _output(path: str | None) -> Iterator[TextIO]:
+    """stdout, or a temporary file renamed onto ``path`` only when the search finished."""
+    if path is None:
+        yield sys.stdout
+        return
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as out:
+        yield out
+
+
+def _search(args) -> None:
+    _check_args(args)
+    index = load_index(args.index, device=args.device)
+    index.check_beam(args.beam)  # fail before reading any input
+    with contextlib.ExitStack() as stack:
+        if args.query:
+            queries = iter(enumerate(args.query, 1))
+        else:  # every line checked before the first result is written
+            queries = stack.enter_context(checked_queries(args.queries_file))
+        out = stack.enter_context(_output(args.out))
+        with _quiet_transformers(not args.verbose):
+            run_search(index, queries, args, out)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        if args.command == "info":
-            index = load_index(args.index, device="cpu")
-            info = index.info()
-            print(json.dumps(info, indent=2, sort_keys=True) if args.json else format_info(args.index, info))
-            return 0
-        _check_args(args)
-        index = load_index(args.index, device=args.device)
-        index.check_beam(args.beam)  # fail before reading any input
-        with _quiet_transformers(not args.verbose):
-            if args.query:
-                run_search(index, iter(enumerate(args.query, 1)), args, sys.stdout)
-            elif args.queries_file == "-":
-                run_search(index, numbered_queries(sys.stdin), args, sys.stdout)
+    # user errors (a broken index, a bad argument or query file, OSError on a named file): one
+    # line, a non-zero exit, no traceback; anything else is a bug and keeps its traceback
+    with exit_on_user_error(f"ehi {args.command}", also=(OSError,), verbose=args.verbose):
+        try:
+            if args.command == "info":
+                info = load_index(args.index, device="cpu").info()
+                print(json.dumps(info, indent=2, sort_keys=True) if args.json else format_info(args.index, info))
             else:
-                with open(args.queries_file, encoding="utf-8") as fh:
-                    run_search(index, numbered_queries(fh), args, sys.stdout)
-    except BrokenPipeError:  # `ehi search ... | head`: stop quietly, and keep Python's exit flush quiet
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    except (SearchIndexError, OSError) as err:
-        # user errors: a message, a non-zero exit, no traceback
-        raise SystemExit(f"ehi {args.command}: error: {err}") from None
+                _search(args)
+        except BrokenPipeError:  # `ehi search ... | head`: stop quietly, and keep Python's exit flush quiet
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

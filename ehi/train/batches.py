@@ -13,8 +13,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ehi.core.errors import DataError
 from ehi.data.dataset import Dataset
 from ehi.data.dataset import doc_texts as corpus_texts
+from ehi.data.judgements import relevant as relevant_judgements
 from ehi.model.encoder import Encoder
 from ehi.model.layer_cache import LayerCache, build_layer_cache, encode_all, freeze_bottom
 from ehi.model.tree import TreeIndexer
@@ -45,7 +47,7 @@ class TrainData:
     @classmethod
     def from_dataset(cls, dataset: Dataset, split: str = "train") -> "TrainData":
         queries, qrels = dataset.split(split)
-        qrels = qrels[qrels.relevance > 0]
+        qrels = relevant_judgements(qrels)
         doc_row = pd.Series(np.arange(len(dataset.corpus)), index=dataset.corpus.doc_id.astype(str))
         queries = queries[queries.query_id.astype(str).isin(set(qrels.query_id.astype(str)))]
         q_row = pd.Series(np.arange(len(queries)), index=queries.query_id.astype(str))
@@ -55,7 +57,7 @@ class TrainData:
         pair_q = q_row.loc[qrels.query_id.astype(str)].to_numpy()
         pair_d = doc_row.loc[qrels.doc_id.astype(str)].to_numpy()
         if len(pair_q) == 0:
-            raise ValueError(f"split {split!r} of {dataset.name!r} has no judged (query, positive) pairs")
+            raise DataError(f"split {split!r} of {dataset.name!r} has no judged (query, positive) pairs")
         order = np.lexsort((pair_d, pair_q))
         pair_q, pair_d = pair_q[order], pair_d[order]
         bounds = np.searchsorted(pair_q, np.arange(len(queries) + 1))

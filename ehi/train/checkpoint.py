@@ -20,7 +20,7 @@ import torch
 from safetensors.torch import save_file
 
 from ehi.core.io import atomic_dir, write_parquet
-from ehi.core.weights import load_weights, read_tensors
+from ehi.core.weights import WeightsError, load_weights, read_tensors
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ def load_checkpoint(path, encoder, indexer, opt, sched, cfg, tree_updates=None) 
     try:
         state = json.loads((path / "state.json").read_text())
     except json.JSONDecodeError as e:
-        raise ValueError(f"{path / 'state.json'}: corrupted checkpoint state ({e}); delete {path} to "
+        raise WeightsError(f"{path / 'state.json'}: corrupted checkpoint state ({e}); delete {path} to "
                          "restart the run from scratch") from e
     diff = {k: (v, getattr(cfg, k, None)) for k, v in state["config"].items()
             if k not in RESUME_IGNORES and getattr(cfg, k, None) != v}

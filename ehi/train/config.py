@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
+from ehi.core.errors import ConfigError
 from ehi.model.tree import PATH_LAYOUTS
 from ehi.train.losses.registry import SIAMESE_LOSSES
 
@@ -114,14 +115,14 @@ class TrainConfig:
         }
         bad = [rule for rule, ok in checks.items() if not ok]
         if bad:
-            raise ValueError(f"invalid TrainConfig: need {', '.join(bad)}")
+            raise ConfigError(f"invalid TrainConfig: need {', '.join(bad)}")
 
     @classmethod
     def from_dict(cls, d: dict) -> "TrainConfig":
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(d) - known)
         if unknown:
-            raise ValueError(f"unknown TrainConfig key(s) {unknown}; known: {sorted(known)}")
+            raise ConfigError(f"unknown TrainConfig key(s) {unknown}; known: {sorted(known)}")
         return cls(**d)
 
     def to_dict(self) -> dict:

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ehi.data.judgements import relevant
 from ehi.model.tree_stats import UNBALANCED_MAX_OVER_MEAN, leaf_health, leaf_size_stats, leaf_sizes
 from ehi.model.tree import TreeIndexer
 from ehi.train import tree_fit
@@ -33,7 +34,7 @@ def pairs_of(queries: pd.DataFrame, qrels: pd.DataFrame, corpus_ids, split: str)
     """(query row, doc row) of the split's positive judgements, rows into the full tables."""
     q_row = pd.Series(np.arange(len(queries)), index=queries.query_id.astype(str))
     d_row = pd.Series(np.arange(len(corpus_ids)), index=pd.Index(np.asarray(corpus_ids).astype(str)))
-    rel = qrels[(qrels.split == split) & (qrels.relevance > 0)]
+    rel = relevant(qrels[qrels.split == split])
     return q_row.loc[rel.query_id.astype(str)].to_numpy(), d_row.loc[rel.doc_id.astype(str)].to_numpy()
 
 

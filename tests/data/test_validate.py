@@ -163,3 +163,25 @@ def test_check_dataset_catches_split_mismatch():
         check_dataset(Dataset("bad", corpus, queries, qrels))
     with pytest.raises(DataError, match="unknown split 'valid'"):
         check_dataset(Dataset("bad", corpus, queries, qrels.assign(split="valid")))
+
+
+@pytest.mark.parametrize("bad_id", [None, "", "  ", True, 1.5, [1], {"id": 1}])
+def test_an_id_must_be_a_non_empty_string_or_an_integer(tmp_path, bad_id):
+    docs = DOCS + [{"_id": bad_id, "title": "", "text": "x"}]  # line 5 of corpus.jsonl
+    with pytest.raises(DataError, match=r"corpus\.jsonl, line 5: '_id' must be a non-empty string or an integer"):
+        load_beir(beir(tmp_path / "x", docs=docs))
+    queries = [{"_id": bad_id, "text": "q"}] + QUERIES
+    with pytest.raises(DataError, match=r"queries\.jsonl, line 1: '_id' must be a non-empty string or an integer"):
+        load_beir(beir(tmp_path / "y", queries=queries))
+
+
+def test_integer_ids_read_as_strings_and_texts_must_be_strings(tmp_path):
+    docs = DOCS + [{"_id": 7, "title": None, "text": "seven"}]  # a null title reads as empty, like a missing one
+    ds = load_beir(beir(tmp_path / "ok", docs=docs))
+    assert ds.corpus.doc_id.tolist()[-1] == "7" and ds.corpus.title.tolist()[-1] == ""
+    for field, value in (("title", 3), ("text", ["a", "b"])):
+        bad = DOCS + [{"_id": "d9", "title": "t", "text": "x", field: value}]
+        with pytest.raises(DataError, match=rf"corpus\.jsonl, line 5: '{field}' must be a string, got"):
+            load_beir(beir(tmp_path / field, docs=bad))
+    with pytest.raises(DataError, match=r"queries\.jsonl, line 2: 'text' must be a string, got int"):
+        load_beir(beir(tmp_path / "q", queries=[QUERIES[0], {"_id": "q1", "text": 12}, QUERIES[2]]))

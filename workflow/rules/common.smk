@@ -5,12 +5,24 @@ import pandas as pd
 from snakemake.utils import Paramspace
 
 from ehi.core.versions import STAGES, upstream_versions
+from ehi.core.config_checks import check_config
+from ehi.core.errors import exit_on_user_error
+from ehi.data.manifest import check_manifest
 
 DS = config["dataset"]["name"]
 R = f"resources/{DS}"  # heavy artefacts (git-ignored)
 RES = f"results/{DS}"  # small cached results (committed)
 DATA_DIR = f"{R}/data"
 DATA_FILES = expand(f"{DATA_DIR}/{{kind}}.parquet", kind=["corpus", "queries", "qrels"])
+# requested by the named targets (not by each rule, whose recorded inputs would change): deleting
+# it, as a changed-data error advises, prepares the dataset again and reruns everything after it
+DATA_MANIFEST = f"{DATA_DIR}/manifest.json"
+# Refused while parsing, before any job (dry runs included), each naming its key or file: what the
+# schema cannot check (keys against each other and against the data), and a dataset whose source
+# copy or prepared tables changed since preparation (ehi/data/manifest.py)
+with exit_on_user_error("snakemake"):
+    check_config(config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"), DATA_DIR)
+    check_manifest(DATA_DIR)
 # The conda environment every rule runs in (pip users already have it through pyproject.toml).
 ENV = "../envs/ehi.yaml"
 
@@ -26,9 +38,6 @@ def _ablation_variants():
     """{ablation name: [variant path]} with Paramspace-style key~value/... variant paths."""
     variants = {}
     for name, rows in config["ablations"].items():
-        unknown = sorted({k for row in rows for k in row} - set(config["train"]))
-        if unknown:
-            raise ValueError(f"config ablations.{name}: {unknown} are not train keys; known: {sorted(config['train'])}")
         # a key some rows leave out takes the main setting's value in them (paths stay comparable)
         table = pd.DataFrame(rows)
         table = table.fillna({k: config["train"][k] for k in table.columns}).infer_objects()

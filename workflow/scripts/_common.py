@@ -1,8 +1,12 @@
-"""Shared start-up for the rule scripts: log to the rule's log file, keep hubs offline by default."""
+"""Shared start-up for the rule scripts: log to the rule's log file, keep hubs offline by default,
+and report bad input (ehi.core.errors.UserError) as one line in that log and on stderr, without a
+traceback (a bug keeps its traceback, also in the log; EHI_DEBUG=1 shows it for bad input too)."""
 
 import logging
 import os
 import sys
+
+from ehi.core.errors import report_uncaught
 
 
 def setup(snakemake) -> logging.Logger:
@@ -15,4 +19,6 @@ def setup(snakemake) -> logging.Logger:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", handlers=handlers, force=True)
     if "torch" in sys.modules:  # keep torch within the threads Snakemake gave this job
         sys.modules["torch"].set_num_threads(max(1, int(snakemake.threads)))
-    return logging.getLogger(snakemake.rule)
+    log = logging.getLogger(snakemake.rule)
+    report_uncaught(log)
+    return log

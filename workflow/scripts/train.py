@@ -72,4 +72,7 @@ if "snakemake" in globals():  # run as a Snakemake script: the same values from 
                             out_dir=str(Path(sm.output.encoder).parent), log_table=sm.output.log_table,
                             threads=sm.threads), configure_logging=False)
 elif __name__ == "__main__":
+    from ehi.core.errors import report_uncaught
+
+    report_uncaught(logging.getLogger("train"))  # bad input: one line in the rule's log, no traceback
     main(parse_args())

@@ -1,0 +1,186 @@
+"""Checks of a whole pipeline config that its JSON schema cannot express, run while the Snakefile
+is parsed, so that ``snakemake -n`` refuses a config that would otherwise fail in a job hours
+later, after training. Each problem is a :class:`ConfigError` naming the key.
+
+The schema checks each key alone. These check keys against each other and against what is known
+before any job runs: the tree's B^H leaves of the main setting and of every ablation row, the
+synthetic generator's corpus size and split shares, which qrels files a local BEIR copy has, and
+the queries per split of an already prepared dataset (its manifest). Where a fact is not known
+at parse time (a download not fetched yet) the check is left to the job.
+
+Kept light on purpose (the Snakefile imports it on every parse): no torch, no pandas.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from pathlib import Path
+
+import yaml
+
+from ehi.core.errors import ConfigError
+from ehi.core.schemas import SPLITS
+
+# ranx's metric names (ranx.metrics.metric_switch), plus psp@k (ehi.evaluate.xmc); a cutoff is
+# "@k" with k >= 1 (without one, a metric reads the whole ranking)
+METRIC_NAMES = ("hits", "hit_rate", "precision", "recall", "f1", "mrr", "map", "dcg", "dcg_burges", "ndcg",
+                "ndcg_burges", "r-precision", "bpref", "psp")
+NEEDS_CUTOFF = ("psp",)
+UNTUNED_SEARCHES = ("exact", "tree")  # every other search tunes its build parameters on search.tune_split
+BEIR_LAYOUT_SOURCES = ("beir", "scifact", "fiqa", "nfcorpus")  # dataset.path holds qrels/<split>.tsv
+
+
+def check_config(config: dict, schema_path: str | os.PathLike, data_dir: str | os.PathLike | None = None) -> None:
+    """Every check below; ``config`` is already validated against (and filled from) the schema,
+    ``data_dir`` is where the dataset is (or will be) prepared."""
+    train_schema = yaml.safe_load(Path(schema_path).read_text())["properties"]["train"]
+    check_metrics(config["evaluation"]["metrics"])
+    trains = variant_trains(config, train_schema)
+    n_docs = known_corpus_size(config["dataset"], data_dir)
+    for where, train in trains.items():
+        check_tree(config, where, train, n_docs)
+        if train.get("select") == "dev" and not train.get("dev_eval"):
+            raise ConfigError(f"config {where}.select: dev picks the best dev epoch, which needs {where}.dev_eval: true")
+    check_splits(config, known_splits(config["dataset"], data_dir), trains)
+
+
+def check_metrics(metrics: list[str]) -> None:
+    for name in metrics:
+        base, at, cut = name.partition("@")
+        if base not in METRIC_NAMES:
+            raise ConfigError(f"config evaluation.metrics: {name!r} is not a known metric; known: {', '.join(METRIC_NAMES)} "
+                              "(with a cutoff, e.g. ndcg@10)")
+        if (at or base in NEEDS_CUTOFF) and not re.fullmatch(r"[1-9][0-9]*", cut):
+            raise ConfigError(f"config evaluation.metrics: {name!r} needs a cutoff of 1 or more after '@', e.g. {base}@10")
+
+
+def variant_trains(config: dict, train_schema: dict) -> dict[str, dict]:
+    """The train section of the main setting and of every ablation row (the row over it), each
+    checked against the schema's train section: {config key of the row: train dict}."""
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(train_schema)
+    trains = {"train": dict(config["train"])}
+    for name, rows in config["ablations"].items():
+        for i, row in enumerate(rows):
+            where = f"ablations.{name}[{i}]"
+            merged = {**config["train"], **row}
+            for err in sorted(validator.iter_errors(merged), key=lambda e: list(e.path)):
+                key = ".".join(str(p) for p in err.path)
+                raise ConfigError(f"config {where}{'.' + key if key else ''}: {err.message}")
+            trains[where] = merged
+    return trains
+
+
+def _searches_tree(config: dict, where: str) -> bool:
+    systems = config["search"]["systems"] if where == "train" else config["ablation_systems"]
+    return "ehi+tree" in systems
+
+
+def _trains_ehi(config: dict, where: str) -> bool:
+    systems = config["search"]["systems"] if where == "train" else config["ablation_systems"]
+    return any(s.startswith("ehi+") for s in systems)
+
+
+def check_tree(config: dict, where: str, train: dict, n_docs: int | None) -> None:
+    """The tree of one variant (``where``: its config key) against the beams and the corpus."""
+    if not _trains_ehi(config, where):
+        return
+    height, branching = train["height"], train["branching"]
+    n_leaves = branching**height
+    shape = f"{where}.height={height}, {where}.branching={branching}: {n_leaves} leaves"
+    if n_docs is not None and n_leaves > n_docs:
+        raise ConfigError(f"config {shape}, more than the corpus's {n_docs} documents; lower height or branching")
+    too_wide = sorted(b for b in config["search"]["ehi_beams"] or [] if b > n_leaves)
+    if too_wide and _searches_tree(config, where):
+        raise ConfigError(f"config search.ehi_beams: {too_wide} exceed the tree's leaves ({shape}); a beam is 1..B^H")
+    beam = train.get("diagnostic_beam")
+    if beam is not None and beam > n_leaves and train.get("diagnostics", True):
+        raise ConfigError(f"config {where}.diagnostic_beam: {beam} exceeds the tree's leaves ({shape})")
+
+
+def _manifest(dataset: dict, data_dir) -> dict | None:
+    """The prepared dataset's manifest, if it was prepared from this very dataset config."""
+    path = Path(data_dir) / "manifest.json" if data_dir else None
+    if path is None or not path.is_file():
+        return None
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None  # check_manifest names a broken manifest
+    return manifest if isinstance(manifest, dict) and manifest.get("config") == dataset else None
+
+
+def known_corpus_size(dataset: dict, data_dir=None) -> int | None:
+    """Documents in the corpus, where known before preparation (synthetic) or prepared already."""
+    if dataset["source"] == "synthetic":
+        return int(dataset.get("synthetic", {}).get("n_docs", 0)) or None
+    corpus = Path(data_dir) / "corpus.parquet" if data_dir else None
+    if corpus is not None and corpus.is_file() and _manifest(dataset, data_dir) is not None:
+        import pyarrow.parquet as pq
+
+        return pq.read_metadata(corpus).num_rows
+    return None
+
+
+def known_splits(dataset: dict, data_dir=None) -> tuple[dict[str, bool], str] | None:
+    """({split: has queries}, where that is known from), or None where it is not known yet."""
+    manifest = _manifest(dataset, data_dir)
+    if manifest is not None:
+        counts = manifest.get("queries_per_split", {})
+        return {s: counts.get(s, 0) > 0 for s in SPLITS}, f"the prepared dataset ({Path(data_dir) / 'manifest.json'})"
+    if dataset.get("query_split"):
+        return None  # splits drawn from the judged queries at preparation
+    if dataset["source"] == "synthetic":
+        synthetic = dataset.get("synthetic", {})
+        n, shares = synthetic.get("n_queries", 0), synthetic.get("split_fractions", [])
+        if not n or len(shares) != len(SPLITS) or sum(shares) <= 0:
+            return None
+        # the generator's rounding (ehi.data.synthetic._splits): floors, the rest goes to train
+        has = {s: math.floor(f / sum(shares) * n) > 0 for s, f in zip(SPLITS, shares)}
+        has["train"] = True
+        found, where = has, "dataset.synthetic.split_fractions"
+    elif dataset["source"] in BEIR_LAYOUT_SOURCES and dataset.get("path"):
+        qrels = Path(dataset["path"]).expanduser() / "qrels"
+        if not qrels.is_dir():
+            return None  # preparation names the missing directory
+        found, where = {s: (qrels / f"{s}.tsv").is_file() for s in SPLITS}, f"the qrels files in {qrels}"
+    else:
+        return None
+    if dataset.get("dev_fraction", 0) > 0 and found["train"]:
+        found = {**found, "dev": True}  # carved from train at preparation
+    return found, where
+
+
+def check_splits(config: dict, known: tuple[dict[str, bool], str] | None, trains: dict[str, dict]) -> None:
+    """Evaluated, tuning, training and dev-evaluation splits: valid names, tuning never on the
+    evaluated split, and each needed split present where that is known."""
+    evaluated, tune = config["evaluation"]["split"], config["search"]["tune_split"]
+    systems = [*config["search"]["systems"], *(config["ablation_systems"] if config["ablations"] else [])]
+    tuned = [s for s in systems if s.split("+", 1)[1] not in UNTUNED_SEARCHES]
+    needed = {"evaluation.split": evaluated}  # config key -> the split it needs
+    if tuned:
+        needed["search.tune_split"] = tune
+    if any(not s.startswith("pre+") for s in systems):  # DE and EHI train on the train split
+        needed["search.systems"] = "train"
+    elif any(m.startswith("psp@") for m in config["evaluation"]["metrics"]):  # propensities from train labels
+        needed["evaluation.metrics"] = "train"
+    needed.update({f"{where}.dev_eval": "dev" for where, train in trains.items() if train.get("dev_eval")})
+    for key, split in needed.items():
+        if split not in SPLITS:
+            raise ConfigError(f"config {key}: unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+    if tuned and tune == evaluated:
+        raise ConfigError(f"config search.tune_split: {tune!r} is also evaluation.split; {', '.join(tuned)} would be "
+                          f"tuned on the queries they are evaluated on: tune on another split (e.g. {'train' if tune == 'dev' else 'dev'})")
+    if known is None:
+        return
+    has, source = known
+    for key, split in needed.items():
+        if not has[split]:
+            hint = " (set dataset.dev_fraction to carve one out of train)" if split == "dev" else ""
+            present = ", ".join(s for s in SPLITS if has[s]) or "none"
+            raise ConfigError(f"config {key}: dataset {config['dataset']['name']!r} has no {split!r} queries according to "
+                              f"{source} (splits with queries: {present}){hint}")

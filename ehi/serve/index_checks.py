@@ -1,0 +1,93 @@
+"""What :func:`ehi.serve.api.load_index` checks before it hands out an index, so that ``ehi info``
+and ``ehi search`` agree on whether a directory is usable: every file present and readable, the
+document table, the tree index and the encoder of one size and dimension, and the tokenizer
+complete and made for the encoder's vocabulary.
+
+Cheap on purpose: JSON and safetensors headers only, no model weights loaded. A tokenizer folder
+without its vocabulary still loads in transformers (as a 5-token vocabulary that maps every query
+to the same ids), which is why its files are checked here rather than left to the loader.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+from safetensors import SafetensorError, safe_open
+
+from ehi.core.errors import SearchIndexError
+from ehi.core.io import read_json_object
+
+VOCAB_FILES = ("tokenizer.json", "vocab.txt")  # a fast tokenizer's file, or a BERT WordPiece vocabulary
+WORD_EMBEDDINGS = "word_embeddings.weight"  # BERT's and DistilBERT's token embedding matrix (vocab, dim)
+
+
+def read_docs(path: Path, n_docs: int) -> pd.DataFrame:
+    """docs.parquet (doc_id, title), one row per indexed document."""
+    try:
+        docs = pq.read_table(path, columns=["doc_id", "title"]).to_pandas()
+    except (OSError, ValueError, KeyError) as err:  # pyarrow's ArrowInvalid is a ValueError
+        raise SearchIndexError(f"{path}: not a readable document table with doc_id and title ({err})") from None
+    if len(docs) != n_docs:
+        raise SearchIndexError(f"{path}: {len(docs)} documents, the index holds {n_docs}")
+    return docs
+
+
+def _tokenizer_ids(folder: Path) -> tuple[int, str]:
+    """(largest token id, the file it is from) of the tokenizer saved in ``folder``."""
+    if (folder / "tokenizer.json").is_file():
+        spec = read_json_object(folder / "tokenizer.json", SearchIndexError)
+        vocab = (spec.get("model") or {}).get("vocab")
+        ids = list(vocab.values()) if isinstance(vocab, dict) else list(range(len(vocab or [])))
+        ids += [t.get("id", -1) for t in spec.get("added_tokens") or [] if isinstance(t, dict)]
+        if len(ids) <= len(spec.get("added_tokens") or []):
+            raise SearchIndexError(f"{folder / 'tokenizer.json'}: the tokenizer has no vocabulary")
+        return max(ids), "tokenizer.json"
+    try:
+        lines = (folder / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as err:
+        raise SearchIndexError(f"{folder / 'vocab.txt'}: not a readable vocabulary ({err})") from None
+    return len(lines) - 1, "vocab.txt"
+
+
+def check_encoder_dir(folder: Path, dim: int) -> None:
+    """The saved encoder: its config, a readable weights file, a tokenizer of its vocabulary,
+    and an output dimension equal to the index's."""
+    config = read_json_object(folder / "config.json", SearchIndexError)
+    hidden, vocab_size = config.get("hidden_size", config.get("dim")), config.get("vocab_size")
+    if hidden is not None and hidden != dim:
+        raise SearchIndexError(f"{folder / 'config.json'}: the encoder embeds in {hidden} dimensions, the index in {dim}")
+    weights = sorted(folder.glob("*.safetensors"))
+    if not weights:
+        raise SearchIndexError(f"{folder}: no encoder weights (*.safetensors)")
+    for path in weights:
+        try:
+            with safe_open(str(path), "pt") as tensors:  # the header covers the file: a truncated copy fails
+                shapes = {k: tensors.get_slice(k).get_shape() for k in tensors.keys() if k.endswith(WORD_EMBEDDINGS)}
+        except (SafetensorError, OSError) as err:
+            raise SearchIndexError(f"{path}: not a readable safetensors file (truncated or corrupted?): {err}") from None
+        for name, shape in shapes.items():
+            if None not in (vocab_size, hidden) and list(shape) != [vocab_size, hidden]:
+                raise SearchIndexError(f"{path}: {name} has shape {list(shape)}, the encoder's config.json says "
+                                       f"[{vocab_size}, {hidden}]: weights of another model")
+    if not any((folder / name).is_file() for name in VOCAB_FILES):
+        raise SearchIndexError(f"{folder}: tokenizer files missing (need one of {', '.join(VOCAB_FILES)}); "
+                               "save the encoder with Encoder.save, which writes them")
+    top, source = _tokenizer_ids(folder)
+    if isinstance(vocab_size, int) and top >= vocab_size:
+        raise SearchIndexError(f"{folder / source}: token ids up to {top}, but the encoder's vocabulary has "
+                               f"{vocab_size} entries: the tokenizer belongs to another model")
+
+
+def read_index_config(path: Path, format_version: int) -> dict:
+    """config.json of a search-index directory, of this format version, with the encoder's max_length."""
+    config = read_json_object(path, SearchIndexError)
+    if config.get("format_version") != format_version:
+        raise SearchIndexError(f"{path.parent}: search-index format {config.get('format_version')}, expected {format_version}")
+    encoder = config.get("encoder")
+    max_length = encoder.get("max_length") if isinstance(encoder, dict) else None
+    if not isinstance(max_length, int) or max_length < 1:
+        raise SearchIndexError(f"{path}: encoder.max_length must be a positive integer, got {json.dumps(max_length)}")
+    return config

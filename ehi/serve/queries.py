@@ -1,0 +1,66 @@
+"""Query files for ``ehi search``, checked whole before the first result is printed.
+
+A file (or stdin) is decoded line by line once before any query is searched, so a bad byte on line
+90,000 stops the command with the line named and nothing printed, instead of after the header and
+every finished batch. Stdin is spooled to a temporary file for that check; memory stays flat
+however long the input (a file is read twice, a pipe once and then from the spool).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import shutil
+import sys
+import tempfile
+from typing import BinaryIO, Iterable, Iterator
+
+from ehi.core.errors import DataError
+
+
+def numbered_queries(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """(1-based line number, query) for every non-blank line."""
+    for no, line in enumerate(lines, 1):
+        if line.strip():
+            yield no, line.strip()
+
+
+def check_query_lines(binary: BinaryIO, name: str) -> int:
+    """The number of queries in ``binary``; a line that is not UTF-8, or no query at all, is a
+    :class:`DataError` naming ``name`` (and the line)."""
+    n = 0
+    for lineno, raw in enumerate(binary, 1):
+        try:
+            line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+        except UnicodeDecodeError as err:
+            raise DataError(f"{name}, line {lineno}: not UTF-8 ({err.reason} at byte {err.start})") from None
+        n += bool(line.strip())
+    if n == 0:
+        raise DataError(f"{name}: no queries (every line is blank)")
+    return n
+
+
+def _spool_stdin(spool: BinaryIO) -> None:
+    source = getattr(sys.stdin, "buffer", None)
+    if source is not None:
+        shutil.copyfileobj(source, spool)
+    else:  # a text stream without bytes underneath (e.g. one a caller put in place of stdin)
+        for line in sys.stdin:
+            spool.write(line.encode("utf-8", "surrogateescape"))
+
+
+@contextlib.contextmanager
+def checked_queries(source: str) -> Iterator[Iterator[tuple[int, str]]]:
+    """(line number, query) of the file ``source`` (``-``: stdin), every line checked first."""
+    with contextlib.ExitStack() as stack:
+        if source == "-":
+            binary = stack.enter_context(tempfile.TemporaryFile())
+            _spool_stdin(binary)
+            binary.seek(0)
+            name = "stdin"
+        else:
+            binary = stack.enter_context(open(source, "rb"))
+            name = source
+        check_query_lines(binary, name)
+        binary.seek(0)
+        yield numbered_queries(io.TextIOWrapper(binary, encoding="utf-8-sig"))

@@ -1,0 +1,127 @@
+"""Parse-time config checks: each case that used to fail in a job after training is a ConfigError
+naming the key (tests/workflow/test_bad_input.py runs the same cases through `snakemake -n`)."""
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from snakemake.utils import validate
+
+from ehi.core.config_checks import METRIC_NAMES, NEEDS_CUTOFF, check_config, check_metrics
+from ehi.core.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
+
+
+def merged(base: dict, override: dict) -> dict:
+    """``override`` layered over ``base`` the way Snakemake layers config files (dicts merge)."""
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        out[key] = merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def config(override: dict | None = None, base: str = "test.yaml") -> dict:
+    cfg = merged(yaml.safe_load((REPO / "config" / base).read_text()), override or {})
+    validate(cfg, str(SCHEMA))  # fills the defaults, as the Snakefile does
+    return cfg
+
+
+def refused(cfg: dict, data_dir=None) -> str:
+    with pytest.raises(ConfigError) as exc:
+        check_config(cfg, SCHEMA, data_dir)
+    return str(exc.value)
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "test.yaml", "scifact.yaml", "dexml.yaml", "paper/scifact.yaml",
+                                  "paper/fiqa.yaml", "paper/nq320k.yaml"])
+def test_every_shipped_config_passes(name):
+    check_config(config(base=name), SCHEMA)
+
+
+def test_beams_wider_than_the_tree_name_the_key_and_the_variant():
+    # the test config's tree: H=2, B=4 -> 16 leaves; its tree_shape ablation row: H=1, B=8 -> 8 leaves
+    assert "config search.ehi_beams: [17] exceed the tree's leaves (train.height=2, train.branching=4: 16 leaves)" \
+        in refused(config({"search": {"ehi_beams": [1, 17]}}))
+    assert "ablations.tree_shape[0].height=1, ablations.tree_shape[0].branching=8: 8 leaves" \
+        in refused(config({"search": {"ehi_beams": [1, 12]}}))
+    check_config(config({"search": {"ehi_beams": [1, 8]}}), SCHEMA)
+
+
+def test_diagnostic_beam_and_too_many_leaves():
+    assert "config train.diagnostic_beam: 99 exceeds the tree's leaves" in refused(config({"train": {"diagnostic_beam": 99}}))
+    assert "config train.height=4, train.branching=4: 256 leaves, more than the corpus's 200 documents" \
+        in refused(config({"train": {"height": 4}}))
+
+
+@pytest.mark.parametrize("metric, why", [("ndcg@ten", "needs a cutoff of 1 or more"), ("ndcg@0", "needs a cutoff"),
+                                         ("foo@10", "is not a known metric; known: hits"), ("psp", "needs a cutoff")])
+def test_unknown_metric_names(metric, why):
+    assert f"config evaluation.metrics: {metric!r}" in refused(config({"evaluation": {"metrics": ["ndcg@10", metric]}}))
+    assert why in refused(config({"evaluation": {"metrics": [metric]}}))
+
+
+def test_known_metric_names_are_the_ones_ranx_computes():
+    from ranx.metrics import metric_switch
+
+    for name in set(METRIC_NAMES) - set(NEEDS_CUTOFF):  # psp@k is ehi.evaluate.xmc's
+        assert callable(metric_switch(name))
+    check_metrics(["ndcg@10", "mrr@10", "recall@100", "precision@1", "psp@5", "map", "r-precision"])
+
+
+@pytest.mark.parametrize("row, why", [({"height": 0}, "config ablations.bad[0].height: 0 is less than the minimum of 1"),
+                                      ({"epochs": "three"}, "config ablations.bad[0].epochs: 'three' is not of type 'integer'"),
+                                      ({"heigth": 1}, "config ablations.bad[0]: Additional properties are not allowed")])
+def test_ablation_rows_are_checked_against_the_train_schema(row, why):
+    assert why in refused(config({"ablations": {"bad": [{"height": 1}, row]}})).replace("[1]", "[0]")
+
+
+def test_tune_split_must_differ_from_the_evaluated_split():
+    why = refused(config({"search": {"tune_split": "test"}}))
+    assert why.startswith("config search.tune_split: 'test' is also evaluation.split") and "de+faiss-ivf" in why
+    # nothing tuned (exact and tree searches only): the key is unused, so not refused
+    check_config(config({"search": {"tune_split": "test", "systems": ["de+exact", "ehi+tree"]}, "ablations": {}}), SCHEMA)
+    assert "unknown split 'valid'" in refused(config({"evaluation": {"split": "valid"}}))
+
+
+def test_a_split_the_synthetic_generator_leaves_empty():
+    no_test = {"dataset": {"synthetic": {"split_fractions": [0.8, 0.2, 0.0]}}}
+    assert "config evaluation.split: dataset 'test' has no 'test' queries according to dataset.synthetic.split_fractions" \
+        in refused(config(no_test))
+    no_dev = {"dataset": {"synthetic": {"split_fractions": [0.8, 0.0, 0.2]}}}
+    assert "config search.tune_split: dataset 'test' has no 'dev' queries" in refused(config(no_dev))
+    check_config(config(merged(no_dev, {"dataset": {"dev_fraction": 0.2}})), SCHEMA)  # carved from train
+
+
+def test_a_beir_copy_without_a_dev_split_under_the_default_tune_split(tmp_path):
+    (tmp_path / "qrels").mkdir()
+    for split in ("train", "test"):
+        (tmp_path / "qrels" / f"{split}.tsv").write_text("query-id\tcorpus-id\tscore\n")
+    beir = {"dataset": {"name": "mine", "source": "beir", "path": str(tmp_path)}}
+    why = refused(config(beir))
+    assert why.startswith("config search.tune_split: dataset 'mine' has no 'dev' queries according to the qrels files")
+    assert "set dataset.dev_fraction" in why
+    check_config(config(merged(beir, {"dataset": {"dev_fraction": 0.2}})), SCHEMA)
+
+
+def test_a_prepared_dataset_is_judged_by_its_manifest(tmp_path):
+    cfg = config()
+    manifest = {"config": cfg["dataset"], "queries_per_split": {"train": 40, "test": 10}}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    assert "according to the prepared dataset" in refused(cfg, tmp_path)
+    manifest["config"] = {**cfg["dataset"], "dev_seed": 99}  # prepared from another config: not this data
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    check_config(cfg, SCHEMA, tmp_path)
+
+
+def test_dev_evaluation_needs_a_dev_split_and_dev_selection_needs_dev_evaluation():
+    no_dev = {"dataset": {"synthetic": {"split_fractions": [0.8, 0.0, 0.2]}}, "search": {"tune_split": "train"}}
+    check_config(config(no_dev), SCHEMA)
+    assert "config train.dev_eval: dataset 'test' has no 'dev' queries" in refused(config(merged(no_dev, {"train": {"dev_eval": True}})))
+    assert "config ablations.late[0].dev_eval: dataset 'test' has no 'dev' queries" in \
+        refused(config(merged(no_dev, {"ablations": {"late": [{"dev_eval": True}]}})))
+    assert "config train.select: dev picks the best dev epoch, which needs train.dev_eval: true" in \
+        refused(config({"train": {"select": "dev"}}))

@@ -1,0 +1,131 @@
+"""A broken search-index directory fails on opening, for `ehi info` exactly as for `ehi search`:
+one line naming the file, exit status 1, no traceback, nothing printed and nothing written."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from ehi.core.errors import SearchIndexError
+from ehi.serve.api import load_index
+from ehi.serve.cli import main
+from tests.serve.test_api_cli import built  # noqa: F401 (the module's tiny index, a fixture)
+
+
+def _truncate(path):
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _write_json(value):
+    return lambda path: path.write_text(json.dumps(value))
+
+
+def _edit_json(**changes):
+    return lambda path: path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
+
+
+def _edit_tensors(**changes):
+    def edit(path):
+        tensors = load_file(str(path))
+        for name, change in changes.items():
+            tensors[name] = change(tensors[name])
+        save_file(tensors, str(path))
+    return edit
+
+
+def _add_token(token_id):  # a tokenizer that can emit ids the encoder has no embedding for
+    def edit(path):
+        spec = json.loads(path.read_text())
+        spec["added_tokens"].append({"id": token_id, "content": "[NEW]", "special": True})
+        path.write_text(json.dumps(spec))
+    return edit
+
+
+def _offsets_falling(offsets):  # leaf 0 ends after leaf 1: a negative leaf size
+    out = offsets.clone()
+    out[1] = out[2] + 1
+    return out
+
+
+# (what is broken, file, how, what the message says)
+BROKEN = [
+    ("missing tree index weights", "index/index.safetensors", os.remove, "index.safetensors: weights file missing"),
+    ("truncated index weights", "index/index.safetensors", _truncate, "index.safetensors: not a readable safetensors"),
+    ("truncated tree weights", "index/indexer.safetensors", _truncate, "indexer.safetensors: not a readable safetensors"),
+    ("truncated encoder weights", "encoder/model.safetensors", _truncate, "model.safetensors: not a readable safetensors"),
+    ("garbage config.json", "config.json", lambda p: p.write_bytes(b"\x00garbage{"), "config.json: not a readable JSON"),
+    ("a JSON list in config.json", "config.json", _write_json([1, 2]), "config.json: expected a JSON object, got list"),
+    ("a JSON list in index.json", "index/index.json", _write_json(["x"]), "index.json: expected a JSON object, got list"),
+    ("garbage indexer.json", "index/indexer.json", lambda p: p.write_text("{'dim': "), "indexer.json: not a readable JSON"),
+    ("an unknown key in indexer.json", "index/indexer.json", _edit_json(depth=3), "indexer.json: not a tree configuration"),
+    ("another search-index format", "config.json", _edit_json(format_version=99), "search-index format 99, expected 1"),
+    ("another index format", "index/index.json", _edit_json(format_version=2), "index format 2, expected 1"),
+    ("a tree of another shape", "index/indexer.json", _edit_json(branching=3), "another model configuration"),
+    ("falling offsets", "index/index.safetensors", _edit_tensors(offsets=_offsets_falling), "leaf offsets must rise"),
+    ("offsets short of the corpus", "index/index.safetensors", _edit_tensors(offsets=lambda o: o - (o == o.max()).long()),
+     "leaf offsets must rise from 0 to the 40 documents"),
+    ("too few offsets", "index/index.safetensors", _edit_tensors(offsets=lambda o: o[1:]), "4 leaf offsets for a tree of 4 leaves"),
+    ("a document order that is no permutation", "index/index.safetensors", _edit_tensors(perm=torch.zeros_like),
+     "not a permutation of the 40 documents"),
+    ("embeddings of another dimension", "index/index.safetensors", _edit_tensors(doc_emb=lambda e: e[:, :16].clone()),
+     "the tree takes dimension 32"),
+    ("truncated docs.parquet", "docs.parquet", _truncate, "docs.parquet: not a readable document table"),
+    ("missing tokenizer", "encoder/tokenizer.json", os.remove, "tokenizer files missing"),
+    ("a tokenizer of a larger vocabulary", "encoder/tokenizer.json", _add_token(40000),
+     "tokenizer.json: token ids up to 40000, but the encoder's vocabulary has 30522 entries"),
+    ("an encoder of another dimension", "encoder/config.json", _edit_json(hidden_size=64),
+     "the encoder embeds in 64 dimensions, the index in 32"),
+    ("encoder weights of another vocabulary", "encoder/model.safetensors",
+     _edit_tensors(**{"embeddings.word_embeddings.weight": lambda w: w[:1000].clone()}),
+     "embeddings.word_embeddings.weight has shape [1000, 32], the encoder's config.json says [30522, 32]"),
+]
+
+
+def _snapshot(root):
+    return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in sorted(root.rglob("*"))}
+
+
+@pytest.mark.parametrize("what, name, breaks, message", BROKEN, ids=[b[0] for b in BROKEN])
+def test_info_and_search_refuse_a_broken_index_alike(built, tmp_path, capsys, what, name, breaks, message):  # noqa: F811
+    index_dir = tmp_path / "index"
+    shutil.copytree(built["dir"], index_dir)
+    breaks(index_dir / name)
+    before = _snapshot(tmp_path)
+    with pytest.raises((SearchIndexError, ValueError)):  # the API raises; WeightsError is a sibling
+        load_index(index_dir)
+    for argv in (["info"], ["search", "--query", "river", "--device", "cpu"]):
+        with pytest.raises(SystemExit) as exc:
+            main([argv[0], "--index", str(index_dir), *argv[1:]])
+        said = str(exc.value.code)
+        assert said.startswith(f"ehi {argv[0]}: error: ") and message in said and "\n" not in said, said
+        out = capsys.readouterr()
+        assert out.out == "" and "Traceback" not in out.err
+    assert _snapshot(tmp_path) == before  # opening writes nothing
+
+
+def test_the_command_prints_one_line_and_exits_1_without_a_traceback(built, tmp_path):  # noqa: F811
+    index_dir = tmp_path / "index"
+    shutil.copytree(built["dir"], index_dir)
+    (index_dir / "encoder" / "tokenizer.json").unlink()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env.pop("EHI_DEBUG", None)
+    proc = subprocess.run([sys.executable, "-m", "ehi.serve.cli", "info", "--index", str(index_dir)],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [f"ehi info: error: {index_dir / 'encoder'}: tokenizer files missing "
+                                                "(need one of tokenizer.json, vocab.txt); save the encoder with "
+                                                "Encoder.save, which writes them"]
+    proc = subprocess.run([sys.executable, "-m", "ehi.serve.cli", "info", "--index", str(index_dir), "--verbose"],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 1 and "Traceback (most recent call last)" in proc.stderr  # asked for
+
+
+def test_a_sound_index_passes_every_check(built):  # noqa: F811
+    index = load_index(built["dir"], device="cpu")
+    index.index.check_consistent(built["dir"])
+    assert index.info()["n_docs"] == 40
