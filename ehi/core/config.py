@@ -1,9 +1,8 @@
 """Typed config sections: one dataclass per section of the config, the one source of its defaults.
 
-Each stage owns the dataclass of the section it reads (``ehi.data.config.DatasetConfig``,
-``ehi.model.encoder.EncoderConfig``, ``ehi.train.config.TrainConfig``,
-``ehi.search.config.SearchConfig``, ``ehi.evaluate.config.EvaluationConfig``; the rest in
-``ehi.config``). The JSON schema of the workflow repeats the defaults for Snakemake's validation
+A stage owns the dataclass of a section its code reads (``ehi.train.config.TrainConfig``,
+``ehi.search.config.SearchConfig``, ``ehi.evaluate.config.EvaluationConfig``); the sections only
+the workflow reads are in ``ehi.config``, which maps every section to its class. The JSON schema of the workflow repeats the defaults for Snakemake's validation
 and documents every key; ``tests/test_config_schema.py`` checks that the two agree.
 
 :func:`canonical` is what rule params carry: a config section with its keys sorted (Snakemake

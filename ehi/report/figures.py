@@ -9,16 +9,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+from ehi.core.io import atomic_path
+from ehi.model.tree_stats import leaf_health
+from ehi.search.registry import line_style
 
-from ehi.core.io import atomic_path  # noqa: E402
-from ehi.model.tree_stats import leaf_health  # noqa: E402
-from ehi.search.registry import line_style  # noqa: E402
+plt.switch_backend("Agg")  # files only, no display (pyplot picks its backend lazily, so this is in time)
 
 # one colour per encoder, one line style per search method (its registry entry's), so the KMR
 # plot reads as a grid
