@@ -18,6 +18,7 @@ import the registries it extends without an import cycle.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import logging
@@ -30,9 +31,15 @@ ENV = "EHI_PLUGINS"
 _loaded: list[str] = []  # plugin modules imported so far (each once)
 
 
+@functools.lru_cache(maxsize=1)
+def _entry_point_modules() -> tuple[str, ...]:
+    # scanning the installed distributions costs milliseconds; registries ask often, so once a process
+    return tuple(ep.value.split(":")[0] for ep in importlib.metadata.entry_points(group=GROUP))
+
+
 def plugin_modules() -> list[str]:
     """Module names of every plugin: the entry points of ``GROUP``, then ``$EHI_PLUGINS``."""
-    names = [ep.value.split(":")[0] for ep in importlib.metadata.entry_points(group=GROUP)]
+    names = list(_entry_point_modules())
     names += [name.strip() for name in os.environ.get(ENV, "").split(",") if name.strip()]
     return list(dict.fromkeys(names))
 
