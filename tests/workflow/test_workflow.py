@@ -228,8 +228,10 @@ def test_reordered_config_keys_rerun_nothing(test_run, tmp_path):
         assert "Nothing to be done" in proc.stdout + proc.stderr, (configfile, jobs_of(proc.stdout + proc.stderr))
 
 
-def test_a_change_to_hnsw_m_reruns_the_hnsw_searches_only(test_run):
-    proc = snakemake("-n", "main", "--configfile", TEST_CONFIG, "--config", "search={'hnsw_M': [16]}", workdir=test_run)
+def test_a_change_to_hnsw_m_reruns_the_hnsw_searches_only(test_run, tmp_path):
+    change = tmp_path / "hnsw.yaml"  # layered on the test config (--config would pass the list as strings)
+    change.write_text("search:\n  hnsw_M: [16]\n")
+    proc = snakemake("-n", "main", "--configfile", TEST_CONFIG, str(change), workdir=test_run)
     out = proc.stdout + proc.stderr
     searched = {line.split("runs/")[1].split(".parquet")[0] for line in out.splitlines()
                 if "output:" in line and "/runs/" in line}
