@@ -4,6 +4,8 @@ import os
 
 from snakemake.utils import min_version, validate
 
+from ehi.search.registry import check_systems, system_pattern
+
 min_version("9.0")
 
 
@@ -15,6 +17,9 @@ if not workflow.overwrite_configfiles:
 
 
 validate(config, "workflow/schemas/config.schema.yaml")
+# system names against the ANNS registry (plugins included; ehi/core/plugins.py), not a typed list
+check_systems(config["search"]["systems"], "search.systems")
+check_systems(config["ablation_systems"], "ablation_systems", encoders=("de", "ehi"))
 
 
 include: "workflow/rules/common.smk"
@@ -24,7 +29,7 @@ wildcard_constraints:
     kind="corpus|queries|qrels",
     model="pre|de|ehi",
     variant=r"main|[a-z_]+~[^/]+(/[a-z_]+~[^/]+)*",
-    system=r"(pre|de|ehi)\+(exact|tree|faiss-ivf|faiss-hnsw|scann|scann-ah)",
+    system=system_pattern(),
 
 
 include: "workflow/rules/data.smk"

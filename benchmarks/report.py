@@ -15,8 +15,9 @@ import pandas as pd
 from ehi.core.io import read_provenance, read_table
 
 from benchmarks.search import FRAC_TARGETS, RECALL_TARGETS
+from benchmarks.systems import PEERS as _PEERS
 
-PEERS = ["faiss-ivf", "faiss-hnsw", "scann", "scann-ah"]
+PEERS = list(_PEERS)  # the registry's ANNS kinds, exact search aside
 
 
 def _f(x, digits=2) -> str:

@@ -16,13 +16,13 @@ import time
 
 import numpy as np
 
-from ehi.search.registry import build_searcher, log_grid
+from ehi.search.registry import KINDS, ann_kind, build_searcher, log_grid
 from ehi.search.base import Searcher, pad_results
 from ehi.search.tree_index import EHIIndex
 from ehi.search.tree_scan import ScanIndex
 
 EHI = ("ehi-scan", "ehi-torch")
-PEERS = ("faiss-ivf", "faiss-hnsw", "scann", "scann-ah")
+PEERS = tuple(k for k in KINDS if ann_kind(k).tuned)  # every built-in ANNS kind but exact search
 HNSW = {"M": 16, "ef_construction": 100}
 ROUTE_THREADS = 1  # EHI's tree passes on one torch thread (see ehi.search.tree_scan.ScanIndex)
 

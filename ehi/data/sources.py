@@ -32,6 +32,7 @@ from ehi.data.formats import load_msmarco, load_nq320k, load_xmc, read_msmarco_t
 from ehi.data.dataset import Dataset
 from ehi.data.validate import DataError
 from ehi.core.io import atomic_path, write_json
+from ehi.core.plugins import load_plugins
 
 log = logging.getLogger("ehi.data")
 
@@ -241,6 +242,15 @@ SOURCES: dict[str, Source] = {
 }
 
 
+def register_source(source: Source) -> Source:
+    """Add a dataset source (a plugin's, :mod:`ehi.core.plugins`): a parser of a local directory
+    and, optionally, the remotes to fetch it from. A name already taken is an error."""
+    if source.name in SOURCES or source.name == "synthetic":
+        raise ValueError(f"dataset source {source.name!r} is already registered")
+    SOURCES[source.name] = source
+    return source
+
+
 def load_dataset(
     source: str,
     path: str | os.PathLike | None = None,
@@ -248,6 +258,7 @@ def load_dataset(
     name: str | None = None,
 ) -> Dataset:
     """The one entry point a workflow script calls: a local copy when ``path`` is set, else a download."""
+    load_plugins()
     if source not in SOURCES:
         raise KeyError(f"unknown dataset.source {source!r}; known sources: {sorted(SOURCES)}")
     if path is not None:

@@ -23,15 +23,15 @@ Metric definitions (computed by ranx; tests/test_evaluate.py checks them against
 from __future__ import annotations
 
 import sys
-import time
 from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-from ehi.data.dataset import qrels_dict
 from ehi.data.judgements import relevant
 from ehi.core.schemas import schema
+from ehi.data.dataset import qrels_dict
+from ehi.evaluate.metric_registry import MetricContext, ranx_names, registered, scorers
 
 DEFAULT_METRICS = ("ndcg@10", "mrr@10", "recall@10", "recall@100", "recall@1000")
 TARGETS = (0.01, 0.02, 0.05, 0.1, 0.2, 1.0)
@@ -85,53 +85,29 @@ def _ranx_run(group: pd.DataFrame):
     return Run.from_df(frame, q_id_col="q_id", doc_id_col="doc_id", score_col="score")
 
 
-def _psp_scorer(qids: list[str], qrels_df: pd.DataFrame, doc_ids, inv_prop, ks):
-    """A function: one search's run rows -> psp@k per query in ``qids`` order (ehi.evaluate.xmc
-    conventions). The label matrix and id lookups are built once for every search of a run."""
-    from ehi.evaluate.xmc import label_matrix, xmc_metrics
-
-    row_of = pd.Series(np.arange(len(doc_ids)), index=pd.Index(np.asarray(doc_ids).astype(str)))
-    q_pos = pd.Series(np.arange(len(qids)), index=qids)
-    labels = label_matrix(relevant(qrels_df), qids, row_of.index)
-    width = max(ks)
-
-    def score(group: pd.DataFrame) -> dict:
-        ranked = np.full((len(qids), width), -1, dtype=np.int64)
-        top = group[group["rank"] <= width]
-        pos = q_pos.reindex(top.query_id.astype(str))
-        keep = pos.notna().to_numpy()
-        ranked[pos.to_numpy()[keep].astype(np.int64), top["rank"].to_numpy()[keep] - 1] = \
-            row_of.loc[top.doc_id.astype(str)].to_numpy()[keep]
-        out = xmc_metrics(ranked, labels, inv_prop, ks)
-        return {f"psp@{k}": out[f"psp@{k}"] for k in ks}
-
-    return score
-
-
 def per_query_metrics(run_df: pd.DataFrame, qrels_df: pd.DataFrame, dataset: str, corpus_size: int,
                       metrics=DEFAULT_METRICS, inv_prop=None, doc_ids=None) -> pd.DataFrame:
     """Per-query metric values of every search in ``run_df`` (one per GROUP key), ``per_query`` schema.
 
-    ``psp@k`` metrics need ``inv_prop`` (inverse propensity per corpus row) and ``doc_ids`` (the
+    Metrics of a registered family (:mod:`ehi.evaluate.metric_registry`) are computed by it, after
+    ranx's: ``psp@k`` needs ``inv_prop`` (inverse propensity per corpus row) and ``doc_ids`` (the
     corpus ids in row order); every other metric is ranx's."""
     from ranx import evaluate
 
-    psp_ks = [int(m.split("@")[1]) for m in metrics if m.startswith("psp@")]
-    if psp_ks and (inv_prop is None or doc_ids is None):
-        raise ValueError(f"metrics {[m for m in metrics if m.startswith('psp@')]} need inv_prop and doc_ids "
-                         "(propensities from the train split's label frequencies)")
-    names = capped_metrics([m for m in metrics if not m.startswith("psp@")], corpus_size)
+    names = capped_metrics(ranx_names(metrics), corpus_size)
     computed = sorted(set(names.values()))
-    names.update({f"psp@{k}": f"psp@{k}" for k in psp_ks})
-    psp = _psp_scorer(list(_judged_qrels(qrels_df).keys()), qrels_df, doc_ids, inv_prop, psp_ks) if psp_ks else None
+    custom = [n for members in registered(metrics).values() for n in members]
+    names.update({name: name for name in custom})
+    context = MetricContext(list(_judged_qrels(qrels_df).keys()), qrels_df, corpus_size, doc_ids, inv_prop)
+    own = scorers(metrics, context)
     frames = []
     for key, group in run_df.groupby(GROUP, sort=False):
         qrels = _judged_qrels(qrels_df)  # fresh each time: make_comparable must not leak across runs
         qids = list(qrels.keys())
         values = evaluate(qrels, _ranx_run(group), computed, return_mean=False, make_comparable=True) if computed else {}
         values = values if isinstance(values, dict) else {computed[0]: values}
-        if psp is not None:
-            values = {**values, **psp(group)}
+        for score in own:
+            values = {**values, **score(group)}
         n_scored = group.groupby("query_id").n_scored.first()
         frac = n_scored.reindex(qids).to_numpy(dtype=np.float64) / corpus_size
         for nominal, ranx_name in names.items():
@@ -199,20 +175,20 @@ def time_search(search: Callable[[np.ndarray], object], queries: np.ndarray, bat
                 threads: int = 1, repeats: int = 3) -> dict:
     """Wall-clock throughput of ``search(batch)`` over all queries in batches of ``batch_size``.
 
-    One untimed warm-up pass, then ``repeats`` timed passes; the median pass gives ``seconds``.
+    One untimed warm-up pass, then ``repeats`` timed passes, looped by faiss's
+    ``contrib.evaluation.RepeatTimer``; the median pass gives ``seconds`` (the timer reports the
+    mean, which one descheduled pass on a shared machine drags up).
     Returns seconds, items (queries), qps, batch_size, threads.
     """
+    from faiss.contrib.evaluation import RepeatTimer
+
     _set_threads(threads)
     queries = np.ascontiguousarray(queries, dtype=np.float32)
-
-    def one_pass() -> float:
-        start = time.perf_counter()
+    timer = RepeatTimer(warmup=1, nt=int(threads), runs=1 + max(1, repeats))
+    for _ in timer:
         for s in range(0, len(queries), batch_size):
             search(queries[s : s + batch_size])
-        return time.perf_counter() - start
-
-    one_pass()
-    seconds = float(np.median([one_pass() for _ in range(max(1, repeats))]))
+    seconds = float(np.median(timer.times))
     return {"seconds": seconds, "items": len(queries), "qps": len(queries) / max(seconds, 1e-12),
             "batch_size": int(batch_size), "threads": int(threads)}
 

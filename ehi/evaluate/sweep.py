@@ -15,9 +15,10 @@ import pandas as pd
 from ehi.core.errors import ConfigError, DataError
 from ehi.data.dataset import Dataset
 from ehi.data.judgements import judged_query_ids
-from ehi.search.registry import build_searcher, log_grid
-from ehi.search.tune import tune_on_dev
 from ehi.evaluate.metrics import run_frame, time_search
+from ehi.search.config import SearchConfig
+from ehi.search.registry import TREE, ann_kind, build_searcher, log_grid
+from ehi.search.tune import default_grid, tune_on_dev
 
 log = logging.getLogger(__name__)
 
@@ -42,47 +43,41 @@ def beam_grid(n_leaves: int, beams=None) -> list[int]:
     return log_grid(1, n_leaves, n_points=max(2, min(16, n_leaves)))
 
 
-def _ehi_tree(index_dir, settings):
+def _ehi_tree(index_dir, settings: SearchConfig):
     from ehi.search.tree_index import EHIIndex
 
     index = EHIIndex.load(index_dir)
-    budgets = beam_grid(len(index.leaf_sizes), settings.get("ehi_beams"))
+    budgets = beam_grid(len(index.leaf_sizes), settings.ehi_beams)
     return "beam", budgets, lambda q, k, b: index.search(q, b, k), {"n_leaves": len(index.leaf_sizes)}
 
 
-def _anns(kind, corpus_emb, tune_emb, settings):
-    grid = None
-    if kind == "faiss-ivf" and settings.get("ivf_nlist"):
-        grid = [{"nlist": n} for n in settings["ivf_nlist"]]
-    elif kind == "faiss-hnsw":
-        grid = [{"M": m, "ef_construction": settings["hnsw_ef_construction"]} for m in settings["hnsw_M"]]
-    elif kind in ("scann", "scann-ah") and settings.get("scann_leaves"):
-        grid = [{"num_leaves": n, **({"reorder_k": r} if kind == "scann-ah" else {})}
-                for n in settings["scann_leaves"] for r in ((0, 1000) if kind == "scann-ah" else (0,))]
+def _anns(kind, corpus_emb, tune_emb, settings: SearchConfig):
     params = {}
-    if kind != "exact":
+    if ann_kind(kind).tuned:
+        grid = default_grid(kind, len(corpus_emb), settings)
         params, curves = tune_on_dev(kind, corpus_emb, tune_emb, grid=grid)
-        log.info("%s: tuned on %d %s queries over %d builds -> %s", kind, len(tune_emb), settings["tune_split"],
+        log.info("%s: tuned on %d %s queries over %d builds -> %s", kind, len(tune_emb), settings.tune_split,
                  curves.params.nunique(), params)
     searcher = build_searcher(kind, corpus_emb, **params)
-    searcher.set_threads(settings["threads"])
+    searcher.set_threads(settings.threads)
     search = lambda q, k, b: searcher.search(q, k, b)  # noqa: E731
     return searcher.budget_param, searcher.default_sweep(), search, params
 
 
 def search_system(system: str, variant: str, dataset: Dataset, corpus_emb: np.ndarray, query_emb: np.ndarray,
-                  split: str, settings: dict, index_dir=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+                  split: str, settings: SearchConfig | dict, index_dir=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Search ``system`` at every budget on ``split``: (run table, QPS table)."""
+    settings = settings if isinstance(settings, SearchConfig) else SearchConfig.from_dict(settings)
     _, method = system.split("+", 1)
     rows = split_rows(dataset, split)
     queries = np.ascontiguousarray(query_emb[rows])
-    k = min(settings["k"], len(corpus_emb))
-    if method == "tree":
+    k = min(settings.k, len(corpus_emb))
+    if method == TREE:
         param, budgets, search, built = _ehi_tree(index_dir, settings)
     else:
-        if method != "exact" and settings["tune_split"] == split:  # tuning on the test queries
+        if ann_kind(method).tuned and settings.tune_split == split:  # tuning on the test queries
             raise ConfigError(f"search.tune_split {split!r} is the evaluated split; tune on another split")
-        tune_rows = split_rows(dataset, settings["tune_split"]) if method != "exact" else rows[:0]
+        tune_rows = split_rows(dataset, settings.tune_split) if ann_kind(method).tuned else rows[:0]
         param, budgets, search, built = _anns(method, corpus_emb, query_emb[tune_rows], settings)
     query_ids = dataset.queries.query_id.to_numpy()[rows]
     doc_ids = dataset.corpus.doc_id.to_numpy()
@@ -90,7 +85,7 @@ def search_system(system: str, variant: str, dataset: Dataset, corpus_emb: np.nd
     for budget in budgets:
         found, scores, n_scored = search(queries, k, budget)
         runs.append(run_frame(query_ids, doc_ids, found, scores, system, variant, param, budget, n_scored))
-        timing = time_search(lambda q: search(q, k, budget), queries, settings["batch_size"], settings["threads"])
+        timing = time_search(lambda q: search(q, k, budget), queries, settings.batch_size, settings.threads)
         timings.append({"system": system, "variant": variant, "budget_param": param, "budget_value": float(budget), **timing})
         log.info("%s %s=%s: %.2f%% scored, %.0f qps", system, param, budget,
                  100 * n_scored.mean() / len(corpus_emb), timing["qps"])

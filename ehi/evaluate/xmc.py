@@ -144,3 +144,25 @@ def evaluate_xmc(ranked: np.ndarray, query_ids, dataset, split: str = "test", pr
     train_q, _ = dataset.split("train")
     inv_prop = train_inverse_propensity(dataset, propensity) if len(train_q) else None
     return xmc_metrics(ranked, labels, inv_prop, ks)
+
+
+def psp_scorer(qids: list[str], qrels_df: pd.DataFrame, doc_ids, inv_prop, ks):
+    """A function: one search's run rows -> psp@k per query in ``qids`` order (this module's
+    conventions); the ``psp`` family of :mod:`ehi.evaluate.metric_registry`. The label matrix and
+    id lookups are built once for every search of a run."""
+    row_of = pd.Series(np.arange(len(doc_ids)), index=pd.Index(np.asarray(doc_ids).astype(str)))
+    q_pos = pd.Series(np.arange(len(qids)), index=qids)
+    labels = label_matrix(relevant(qrels_df), qids, row_of.index)
+    width = max(ks)
+
+    def score(group: pd.DataFrame) -> dict:
+        ranked = np.full((len(qids), width), -1, dtype=np.int64)
+        top = group[group["rank"] <= width]
+        pos = q_pos.reindex(top.query_id.astype(str))
+        keep = pos.notna().to_numpy()
+        ranked[pos.to_numpy()[keep].astype(np.int64), top["rank"].to_numpy()[keep] - 1] = \
+            row_of.loc[top.doc_id.astype(str)].to_numpy()[keep]
+        out = xmc_metrics(ranked, labels, inv_prop, ks)
+        return {f"psp@{k}": out[f"psp@{k}"] for k in ks}
+
+    return score

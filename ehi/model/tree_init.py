@@ -51,6 +51,7 @@ def kmeans_init_(tree: TreeIndexer, emb: np.ndarray, seed: int = 0) -> TreeIndex
     device = next(tree.parameters()).device
     b = tree.branching
     node = np.zeros(len(x), dtype=np.int64)  # each document's node at the current level
+    parent_centroid = None  # set once a level below the root exists
     for h in range(tree.height):
         u, w = tree.U[h], tree.W[h]
         u.weight.zero_()

@@ -9,22 +9,19 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+from ehi.core.io import atomic_path
+from ehi.model.tree_stats import leaf_health
+from ehi.search.registry import line_style
 
-from ehi.model.tree_stats import leaf_health  # noqa: E402
-from ehi.core.io import atomic_path  # noqa: E402
+plt.switch_backend("Agg")  # files only, no display (pyplot picks its backend lazily, so this is in time)
 
-# one colour per encoder, one line style per search method, so the KMR plot reads as a grid
+# one colour per encoder, one line style per search method (its registry entry's), so the KMR
+# plot reads as a grid
 ENCODER_COLOURS = {"ehi": "tab:red", "de": "tab:blue"}
-SEARCH_STYLES = {
-    "tree": "-", "exact": ":", "faiss-ivf": "--", "faiss-hnsw": "-.",
-    "scann": (0, (5, 1, 1, 1)), "scann-ah": (0, (1, 1)),
-}
 
 
 def render_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", floatfmt: str = ".4f") -> list[Path]:
@@ -46,7 +43,7 @@ def render_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", f
 
 def _style(system: str) -> dict:
     encoder, _, search = system.partition("+")
-    return {"color": ENCODER_COLOURS.get(encoder, "tab:gray"), "linestyle": SEARCH_STYLES.get(search, "-")}
+    return {"color": ENCODER_COLOURS.get(encoder, "tab:gray"), "linestyle": line_style(search)}
 
 
 def save_figure(fig, path: str | os.PathLike) -> Path:

@@ -31,7 +31,20 @@ def default_nlist(n_docs: int) -> int:
     return max(1, min(n_docs, int(round(math.sqrt(n_docs)))))
 
 
-class FlatSearcher(Searcher):
+class FaissSearcher(Searcher):
+    """What the FAISS searchers share: a faiss index in ``index.faiss`` beside ``params.json``."""
+
+    index: faiss.Index
+
+    @classmethod
+    def load(cls, path: Path, meta: dict) -> "FaissSearcher":
+        return cls(read_faiss(path), meta["params"])
+
+    def _save_index(self, path: Path) -> None:
+        faiss.write_index(self.index, str(path / INDEX_FILE))
+
+
+class FlatSearcher(FaissSearcher):
     """Exact search (IndexFlatIP): the reference every ANNS baseline converges to."""
 
     name = "exact"
@@ -59,11 +72,8 @@ class FlatSearcher(Searcher):
     def default_sweep(self) -> list[int]:
         return [1]
 
-    def _save_index(self, path: Path) -> None:
-        faiss.write_index(self.index, str(path / INDEX_FILE))
 
-
-class IVFSearcher(Searcher):
+class IVFSearcher(FaissSearcher):
     """IVF-Flat: k-means lists, exact scores inside the ``nprobe`` lists nearest to the query."""
 
     name = "faiss-ivf"
@@ -112,11 +122,8 @@ class IVFSearcher(Searcher):
     def default_sweep(self) -> list[int]:
         return log_grid(1, self.index.nlist, 20)
 
-    def _save_index(self, path: Path) -> None:
-        faiss.write_index(self.index, str(path / INDEX_FILE))
 
-
-class HNSWSearcher(Searcher):
+class HNSWSearcher(FaissSearcher):
     """HNSW graph (IndexHNSWFlat, inner product); the budget knob is the beam width efSearch.
 
     A query returns at most ``min(k, efSearch)`` results: faiss would otherwise raise efSearch to
@@ -169,9 +176,6 @@ class HNSWSearcher(Searcher):
         because on a small corpus they are HNSW's only points near the 1-5 % budgets.
         """
         return log_grid(1, min(self.n_docs, self.ef_max), 20)
-
-    def _save_index(self, path: Path) -> None:
-        faiss.write_index(self.index, str(path / INDEX_FILE))
 
 
 def read_faiss(path: Path) -> faiss.Index:

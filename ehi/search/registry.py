@@ -1,4 +1,4 @@
-"""ANNS baselines over any embedding matrix: FAISS flat / IVF / HNSW and ScaNN (brute force, AH).
+"""ANNS baselines over any embedding matrix: one registry entry per kind, the one place a kind is named.
 
 Every searcher follows the contract of :mod:`ehi.search.base` (rows, scores, n_scored) and names
 its budget knob, so one evaluation loop covers them all and EHI's own tree::
@@ -8,24 +8,170 @@ its budget knob, so one evaluation loop covers them all and EHI's own tree::
         rows, scores, n_scored = s.search(query_emb, 1000, nprobe)
 
 A kind is the search half of a system name (DESIGN.md section 4): ``de+faiss-ivf`` is the DE
-encoder's embeddings searched by the ``faiss-ivf`` kind.
+encoder's embeddings searched by the ``faiss-ivf`` kind. An :class:`AnnKind` says everything the
+pipeline needs of a kind: its searcher class, its tuning grid and the ``search.*`` keys that grid
+reads (the search rule's params), its line style in the KMR figure, how to build it from
+embedding shards. A new baseline is one module with a :class:`~ehi.search.base.Searcher` plus one
+:func:`register_kind` call (in a plugin module, see :mod:`ehi.core.plugins`, or in ``_BUILTIN``).
+
+Classes are named as ``"module:attribute"`` strings and imported on first use: the Snakefile
+imports this module to constrain its ``system`` wildcard, and must not pay for faiss or ScaNN.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
+import math
 import os
+import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 import numpy as np
 
+from ehi.core.config import canonical
+from ehi.core.plugins import load_plugins
 from ehi.search.base import Searcher, SearchResult, log_grid
-from ehi.search.faiss_ann import FlatSearcher, HNSWSearcher, IVFSearcher, read_faiss
-from ehi.search.scann_ann import ScannSearcher
 
-KINDS = ("exact", "faiss-ivf", "faiss-hnsw", "scann", "scann-ah")
+ENCODERS = ("pre", "de", "ehi")
+TREE = "tree"  # EHI's own beam search: searches an EHI index, not embeddings, so no AnnKind
+TREE_SETTINGS = ("ehi_beams",)
+COMMON_SETTINGS = ("k", "batch_size", "threads")  # search.* keys every system's search reads
 
-_FAISS = {"exact": FlatSearcher, "faiss-ivf": IVFSearcher, "faiss-hnsw": HNSWSearcher}
+
+def _list_sizes(n_docs: int) -> list[int]:
+    """The sqrt(N) rule from halved to x4. More lists give finer steps at low budgets, so on small
+    corpora the largest size tends to win; the x4 end keeps that choice off the grid's edge."""
+    root = math.sqrt(n_docs)
+    return sorted({max(1, min(n_docs, round(root * f))) for f in (0.5, 1.0, 2.0, 4.0)})
+
+
+@dataclass(frozen=True)
+class AnnKind:
+    """One ANNS kind. ``grid(n_docs, settings)`` lists the build candidates tuned on the tune split,
+    ``settings`` being the search section (a :class:`~ehi.search.config.SearchConfig`) or None for
+    the defaults; ``settings_keys`` are the search keys it reads."""
+
+    name: str
+    searcher: str  # "module:Class"; Class.build(emb, **params) and Class.load(path, meta)
+    grid: Callable[[int, Any], list[dict]]
+    settings_keys: tuple[str, ...] = ()
+    build_defaults: tuple[tuple[str, Any], ...] = ()  # fixed keywords of Class.build
+    tuned: bool = True  # False: built as it is, nothing to tune (exact search)
+    line_style: Any = "-"  # matplotlib linestyle in the KMR figure
+    from_shards: str | None = None  # "module:function"(shards, train_size, seed, **params); None: to_array
+
+    def searcher_class(self) -> type[Searcher]:
+        return _resolve(self.searcher)
+
+    def shard_builder(self) -> Callable | None:
+        """The builder from embedding shards, or None: build from the shards' full array."""
+        return _resolve(self.from_shards) if self.from_shards else None
+
+    def rule_settings_keys(self) -> tuple[str, ...]:
+        return COMMON_SETTINGS + (("tune_split",) if self.tuned else ()) + self.settings_keys
+
+
+def _resolve(target: str):
+    module, _, attribute = target.partition(":")
+    value = importlib.import_module(module)
+    for part in attribute.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def _ivf_grid(n_docs, s):
+    return [{"nlist": n} for n in (s and s.ivf_nlist) or _list_sizes(n_docs)]
+
+
+def _hnsw_grid(n_docs, s):
+    if s is None:  # the usual suspects
+        return [{"M": m, "ef_construction": e} for m in (16, 32) for e in (100, 200)]
+    return [{"M": m, "ef_construction": s.hnsw_ef_construction} for m in s.hnsw_M]
+
+
+def _scann_grid(n_docs, s):
+    return [{"num_leaves": n} for n in (s and s.scann_leaves) or _list_sizes(n_docs)]
+
+
+def _scann_ah_grid(n_docs, s):
+    return [{"num_leaves": n, "reorder_k": r} for n in (s and s.scann_leaves) or _list_sizes(n_docs) for r in (0, 1000)]
+
+
+_FAISS, _SCANN, _SHARDS = "ehi.search.faiss_ann", "ehi.search.scann_ann", "ehi.search.faiss_shards"
+_BUILTIN = (
+    AnnKind("exact", f"{_FAISS}:FlatSearcher", lambda n, s: [{}], tuned=False, line_style=":",
+            from_shards=f"{_SHARDS}:flat_from_shards"),
+    AnnKind("faiss-ivf", f"{_FAISS}:IVFSearcher", _ivf_grid, ("ivf_nlist",), line_style="--",
+            from_shards=f"{_SHARDS}:ivf_from_shards"),
+    AnnKind("faiss-hnsw", f"{_FAISS}:HNSWSearcher", _hnsw_grid, ("hnsw_M", "hnsw_ef_construction"),
+            line_style="-.", from_shards=f"{_SHARDS}:hnsw_from_shards"),
+    AnnKind("scann", f"{_SCANN}:ScannSearcher", _scann_grid, ("scann_leaves",), (("scoring", "bf"),),
+            line_style=(0, (5, 1, 1, 1))),
+    AnnKind("scann-ah", f"{_SCANN}:ScannSearcher", _scann_ah_grid, ("scann_leaves",), (("scoring", "ah"),),
+            line_style=(0, (1, 1))),
+)
+_REGISTRY: dict[str, AnnKind] = {kind.name: kind for kind in _BUILTIN}
+KINDS = tuple(_REGISTRY)  # the built-in kinds; kinds() adds the plugins'
+
+
+def register_kind(kind: AnnKind) -> AnnKind:
+    """Add an ANNS kind (a plugin's); a name already taken is an error, not a silent override."""
+    if kind.name in _REGISTRY or kind.name == TREE:
+        raise ValueError(f"ANNS kind {kind.name!r} is already registered")
+    if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", kind.name):
+        raise ValueError(f"ANNS kind name {kind.name!r}: use lower-case letters, digits, '-' and '_'")
+    _REGISTRY[kind.name] = kind
+    return kind
+
+
+def kinds() -> tuple[str, ...]:
+    """Every registered kind, built-in first, then the plugins' in registration order."""
+    load_plugins()
+    return tuple(_REGISTRY)
+
+
+def ann_kind(name: str) -> AnnKind:
+    load_plugins()
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown ANNS kind {name!r}; known: {tuple(_REGISTRY)}")
+    return _REGISTRY[name]
+
+
+def searches() -> tuple[str, ...]:
+    """The search halves a system name may have: EHI's tree and every ANNS kind."""
+    return (TREE, *kinds())
+
+
+def system_pattern(encoders=ENCODERS) -> str:
+    """The regex of a system name ``{encoder}+{search}`` (the Snakefile's wildcard constraint)."""
+    alternatives = lambda names: "|".join(re.escape(n) for n in names)  # noqa: E731
+    return rf"({alternatives(encoders)})\+({alternatives(searches())})"
+
+
+def check_systems(systems, key: str = "search.systems", encoders=ENCODERS) -> None:
+    """Fail, naming the config key, on a system whose encoder or search is not registered."""
+    pattern = re.compile(system_pattern(encoders))
+    bad = [s for s in systems if not pattern.fullmatch(str(s))]
+    if bad:
+        raise ValueError(f"config {key}: unknown system(s) {bad}; a system is {{encoder}}+{{search}} with "
+                         f"encoder in {list(encoders)} and search in {list(searches())}")
+
+
+def rule_settings(search_section: dict, system: str) -> dict:
+    """The search keys one system's search reads, keys sorted: the search rule's params, so a change
+    to ``hnsw_M`` reruns the HNSW searches only and reordering the section reruns nothing."""
+    search = system.split("+", 1)[1]
+    keys = COMMON_SETTINGS + TREE_SETTINGS if search == TREE else ann_kind(search).rule_settings_keys()
+    return canonical({key: search_section[key] for key in keys if key in search_section})
+
+
+def line_style(search: str):
+    """The KMR figure's line style of a search half (EHI's tree solid; unknown kinds solid)."""
+    load_plugins()
+    return "-" if search == TREE or search not in _REGISTRY else _REGISTRY[search].line_style
 
 
 def build_searcher(kind: str, emb: np.ndarray, **params) -> Searcher:
@@ -33,34 +179,30 @@ def build_searcher(kind: str, emb: np.ndarray, **params) -> Searcher:
 
     Unknown keywords fail loudly (a typo in a config must not silently build the default index).
     """
-    if kind in _FAISS:
-        return _FAISS[kind].build(emb, **params)
-    if kind in ("scann", "scann-ah"):
-        return ScannSearcher.build(emb, scoring="ah" if kind == "scann-ah" else "bf", **params)
-    raise ValueError(f"unknown ANNS kind {kind!r}; known: {KINDS}")
+    entry = ann_kind(kind)
+    return entry.searcher_class().build(emb, **dict(entry.build_defaults), **params)
 
 
 def load_searcher(path: str | os.PathLike) -> Searcher:
     """Load an index directory written by :meth:`Searcher.save`."""
     path = Path(path)
     meta = json.loads((path / "params.json").read_text())
-    kind = meta["kind"]
-    if kind in _FAISS:
-        return _FAISS[kind](read_faiss(path), meta["params"])
-    if kind in ("scann", "scann-ah"):
-        return ScannSearcher.load(path)
-    raise ValueError(f"{path}: unknown ANNS kind {kind!r}")
+    try:
+        entry = ann_kind(meta["kind"])
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from None
+    return entry.searcher_class().load(path, meta)
 
 
-__all__ = [
-    "KINDS",
-    "FlatSearcher",
-    "HNSWSearcher",
-    "IVFSearcher",
-    "ScannSearcher",
-    "Searcher",
-    "SearchResult",
-    "build_searcher",
-    "load_searcher",
-    "log_grid",
-]
+def __getattr__(name):
+    # the searcher classes, re-exported without importing faiss/scann with the registry
+    classes = {"FlatSearcher": f"{_FAISS}:FlatSearcher", "IVFSearcher": f"{_FAISS}:IVFSearcher",
+               "HNSWSearcher": f"{_FAISS}:HNSWSearcher", "ScannSearcher": f"{_SCANN}:ScannSearcher"}
+    if name in classes:
+        return _resolve(classes[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["KINDS", "AnnKind", "Searcher", "SearchResult", "ann_kind", "build_searcher", "check_systems",
+           "kinds", "line_style", "load_searcher", "log_grid", "register_kind", "rule_settings", "searches",
+           "system_pattern"]

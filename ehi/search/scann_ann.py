@@ -130,8 +130,8 @@ class ScannSearcher(Searcher):
         return cls(searcher, centers, doc_leaf, params)
 
     @classmethod
-    def load(cls, path: Path) -> "ScannSearcher":
-        meta = json.loads((path / "params.json").read_text())
+    def load(cls, path: Path, meta: dict | None = None) -> "ScannSearcher":
+        meta = meta or json.loads((path / "params.json").read_text())
         searcher = scann.scann_ops_pybind.load_searcher(str(path / SCANN_DIR))
         return cls(searcher, *read_partitioner(path / SCANN_DIR), meta["params"])
 

@@ -20,7 +20,7 @@ r, r+W, r+2W, ... and rank 0 writes the manifest when all are done.
 
 Reading: :class:`EmbeddingShards` gives each shard as a read-only memory map (nothing is loaded
 until touched) and float32 blocks for the libraries. FAISS indexes are trained on a seeded sample
-and filled shard by shard (:func:`build_searcher_from_shards`), so the input never sits in RAM as
+and filled shard by shard (:func:`build_searcher_from_shards`, :mod:`ehi.search.faiss_shards`), so the input never sits in RAM as
 one float32 array (the index itself still holds its vectors: IVF-Flat and HNSW store them).
 ScaNN's builder takes the whole database as one array (it partitions, and for AH quantises,
 everything in one call; its ``upsert`` would route later points with a partitioner trained on the
@@ -39,8 +39,9 @@ from typing import Iterator, Sequence
 import numpy as np
 import torch
 
-from ehi.train import distributed
 from ehi.core.io import atomic_path, file_sha256, write_json
+from ehi.search.registry import ann_kind, build_searcher, kinds
+from ehi.train import distributed
 
 log = logging.getLogger(__name__)
 
@@ -201,48 +202,17 @@ class EmbeddingShards:
 
 def build_searcher_from_shards(kind: str, shards: EmbeddingShards, train_size: int | None = None,
                                seed: int = 1234, **params):
-    """An ANNS searcher (ehi.search.registry) over the shards without one float32 copy of the corpus in RAM.
+    """An ANNS searcher (ehi.search.registry) over the shards, built the kind's own way.
 
-    exact / faiss-hnsw: vectors added shard by shard (HNSW's graph depends on the insertion
-    batches, so it is as good as, not identical to, the graph built in one call). faiss-ivf: the coarse quantizer is trained
-    on ``train_size`` rows drawn without replacement (seeded; default 256 per list, faiss's own
-    cap, so faiss does not subsample again; all rows when that covers the corpus, which then
-    gives the very index ``build_searcher`` builds from the full array), then vectors are added
-    shard by shard. scann / scann-ah: built from the full array (see the module doc).
+    Kinds with a ``from_shards`` builder (the FAISS ones, :mod:`ehi.search.faiss_shards`) fill
+    their index shard by shard, without one float32 copy of the corpus in RAM; ``train_size`` and
+    ``seed`` are the rows IVF's quantizer trains on and the seed that draws them. The others
+    (scann / scann-ah) are built from the full array (see the module doc).
     """
-    import faiss
-
-    from ehi.search.registry import build_searcher
-    from ehi.search.faiss_ann import FlatSearcher, HNSWSearcher, IVFSearcher, default_nlist
-
-    if kind in ("scann", "scann-ah"):
+    builder = ann_kind(kind).shard_builder()
+    if builder is None:
         return build_searcher(kind, shards.to_array(), **params)
-    d, n = shards.dim, shards.n_rows
-    if kind == "exact":
-        index, wrapper, meta = faiss.IndexFlatIP(d), FlatSearcher, {}
-    elif kind == "faiss-hnsw":
-        M, efc = int(params.pop("M", 32)), int(params.pop("ef_construction", 200))
-        meta = {"M": M, "ef_construction": efc, "ef_max": int(params.pop("ef_max", 4096))}
-        index, wrapper = faiss.IndexHNSWFlat(d, M, faiss.METRIC_INNER_PRODUCT), HNSWSearcher
-        index.hnsw.efConstruction = efc
-    elif kind == "faiss-ivf":
-        nlist = min(int(params.pop("nlist", None) or default_nlist(n)), n)
-        spherical = bool(params.pop("spherical", True))
-        ivf_seed = int(params.pop("seed", 1234))
-        quantizer = faiss.IndexFlatIP(d)
-        index = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT)
-        index.cp.seed, index.cp.spherical = ivf_seed, spherical
-        size = min(n, int(train_size or 256 * nlist))
-        sample = np.arange(n) if size >= n else np.sort(np.random.default_rng(seed).choice(n, size, replace=False))
-        index.train(shards.take(sample))
-        wrapper, meta = IVFSearcher, {"nlist": nlist, "seed": ivf_seed, "spherical": spherical}
-    else:
-        raise ValueError(f"unknown ANNS kind {kind!r}")
-    if params:
-        raise TypeError(f"unknown parameters for {kind}: {sorted(params)}")
-    for _, block in shards.blocks():
-        index.add(block)
-    return wrapper(index, meta)
+    return builder(shards, train_size=train_size, seed=seed, **params)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -261,7 +231,7 @@ def main(argv: list[str] | None = None) -> None:
     enc.add_argument("--device", default="auto")
     build = sub.add_parser("build", help="build an ANNS index (ehi.search.registry kind) from a shard directory")
     build.add_argument("--shards", required=True)
-    build.add_argument("--kind", required=True, choices=["exact", "faiss-ivf", "faiss-hnsw", "scann", "scann-ah"])
+    build.add_argument("--kind", required=True, choices=kinds())
     build.add_argument("--out", required=True, help="index directory (Searcher.save)")
     build.add_argument("--train-size", type=int, default=None, help="faiss-ivf: rows the quantizer trains on")
     build.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="builder keyword (int)")

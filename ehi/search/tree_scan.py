@@ -19,6 +19,7 @@ import contextlib
 import faiss
 import numpy as np
 import torch
+from faiss.contrib.ivf_tools import add_preassigned
 
 from ehi.search.base import Searcher, SearchResult, as_matrix, log_grid, pad_results
 from ehi.search.tree_index import EHIIndex
@@ -84,7 +85,7 @@ class ScanIndex(Searcher):
         ivf.is_trained = True  # nothing to train: the lists are given (the wrapper keeps quantizer alive)
         leaf = np.ascontiguousarray(leaf, dtype=np.int64)
         ids = np.ascontiguousarray(ids, dtype=np.int64)
-        ivf.add_core(len(emb), faiss.swig_ptr(emb), faiss.swig_ptr(ids), faiss.swig_ptr(leaf))
+        add_preassigned(ivf, emb, leaf, ids)  # (N, d) into the given lists, ids = corpus rows
         sizes = np.bincount(leaf, minlength=n_leaves)
         return cls(indexer, ivf, sizes)
 

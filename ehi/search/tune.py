@@ -11,40 +11,31 @@ earlier (cheaper) grid entry.
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 import pandas as pd
 
-from ehi.search.registry import FlatSearcher, build_searcher
 from ehi.search.base import as_matrix
+from ehi.search.faiss_ann import FlatSearcher
+from ehi.search.registry import ann_kind, build_searcher
 
 TUNE_TARGETS = (0.01, 0.02, 0.05, 0.1, 0.2)
 
 
-def default_grid(kind: str, n_docs: int) -> list[dict]:
-    """Build settings worth trying: the sqrt(N) rule from halved to x4, the HNSW usual suspects.
-
-    More lists give finer steps at low budgets, so on small corpora the largest size tends to win;
-    the x4 end keeps that choice from sitting on the edge of the grid.
-    """
-    root = math.sqrt(n_docs)
-    sizes = sorted({max(1, min(n_docs, round(root * f))) for f in (0.5, 1.0, 2.0, 4.0)})
-    if kind == "exact":
-        return [{}]
-    if kind == "faiss-ivf":
-        return [{"nlist": n} for n in sizes]
-    if kind == "faiss-hnsw":
-        return [{"M": m, "ef_construction": e} for m in (16, 32) for e in (100, 200)]
-    if kind == "scann":
-        return [{"num_leaves": n} for n in sizes]
-    if kind == "scann-ah":
-        return [{"num_leaves": n, "reorder_k": r} for n in sizes for r in (0, 1000)]
-    raise ValueError(f"no tuning grid for {kind!r}")
+def default_grid(kind: str, n_docs: int, settings=None) -> list[dict]:
+    """Build settings worth trying for ``kind`` (its registry entry's grid): the sqrt(N) rule from
+    halved to x4 for list and partition counts, the HNSW usual suspects; ``settings`` (a
+    :class:`~ehi.search.config.SearchConfig`) narrows them to the config's own lists."""
+    return ann_kind(kind).grid(n_docs, settings)
 
 
 def neighbor_recall(rows: np.ndarray, truth: np.ndarray) -> np.ndarray:
-    """Per query, the share of ``truth``'s ids (nq, k) found among ``rows`` (nq, k'); -1 never matches."""
+    """Per query, the share of ``truth``'s ids (nq, k) found among ``rows`` (nq, k'); -1 never matches.
+
+    Without padding and with k' = k its mean is faiss's ``knn_intersection_measure`` (a test checks
+    it); kept here for the padded rows (HNSW below efSearch = k, IVF with few probes) that faiss's
+    measure would count as a match of two -1 entries.
+    """
     hits = [len(np.intersect1d(r[r >= 0], t[t >= 0])) / max(1, int((t >= 0).sum())) for r, t in zip(rows, truth)]
     return np.asarray(hits, dtype=np.float64)
 

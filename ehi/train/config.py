@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, fields
 
 from ehi.core.errors import ConfigError
 from ehi.model.tree import PATH_LAYOUTS
-from ehi.train.losses.registry import SIAMESE_LOSSES
+from ehi.train.losses.registry import siamese_losses
 
 
 @dataclass
@@ -98,7 +98,7 @@ class TrainConfig:
             "epochs >= 1": self.epochs >= 1, "batch_size >= 1": self.batch_size >= 1,
             "height >= 1": self.height >= 1, "branching >= 2": self.branching >= 2,
             f"path_layout in {PATH_LAYOUTS}": self.path_layout in PATH_LAYOUTS,
-            f"siamese_loss in {sorted(SIAMESE_LOSSES)}": self.siamese_loss in SIAMESE_LOSSES,
+            f"siamese_loss in {sorted(siamese_losses())}": self.siamese_loss in siamese_losses(),
             "reindex_every >= 1": self.reindex_every >= 1, "n_hard_negatives >= 0": self.n_hard_negatives >= 0,
             "0 <= warmup_ratio < 1": 0 <= self.warmup_ratio < 1,
             "indexer_init in ('data', 'kmeans', 'random')": self.indexer_init in ("data", "kmeans", "random"),

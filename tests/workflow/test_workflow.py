@@ -207,3 +207,36 @@ def test_manifest_changed_prepared_data_stops_the_next_run_before_any_job(tmp_pa
     assert proc.returncode != 0
     assert "changed since it was prepared" in proc.stderr and "qrels.parquet" in proc.stderr
     assert not (tmp_path / "resources" / "test" / "main").exists()  # no job ran
+
+
+def _reversed_keys(value, keep_order=("ablations",)):
+    """The config with every mapping's keys in reverse order (the ablation tables keep theirs: their
+    order is the report's row order, so it is content, not layout)."""
+    if not isinstance(value, dict):
+        return value
+    items = list(value.items())
+    return {k: (v if k in keep_order else _reversed_keys(v, keep_order)) for k, v in reversed(items)}
+
+
+def test_reordered_config_keys_rerun_nothing(test_run, tmp_path):
+    """Rule params carry config sections with sorted keys (ehi.core.config.canonical)."""
+    import yaml
+
+    config = yaml.safe_load(Path(TEST_CONFIG).read_text())
+    reordered = tmp_path / "reordered.yaml"
+    reordered.write_text(yaml.safe_dump(_reversed_keys(config), sort_keys=False))
+    assert list(yaml.safe_load(reordered.read_text())) == list(reversed(list(config)))
+    for configfile in (TEST_CONFIG, str(reordered)):
+        proc = snakemake("-n", "all", "--configfile", configfile, workdir=test_run)
+        assert "Nothing to be done" in proc.stdout + proc.stderr, (configfile, jobs_of(proc.stdout + proc.stderr))
+
+
+def test_a_change_to_hnsw_m_reruns_the_hnsw_searches_only(test_run, tmp_path):
+    change = tmp_path / "hnsw.yaml"  # layered on the test config (--config would pass the list as strings)
+    change.write_text("search:\n  hnsw_M: [16]\n")
+    proc = snakemake("-n", "main", "--configfile", TEST_CONFIG, str(change), workdir=test_run)
+    out = proc.stdout + proc.stderr
+    searched = {line.split("runs/")[1].split(".parquet")[0] for line in out.splitlines()
+                if "output:" in line and "/runs/" in line}
+    assert searched == {"de+faiss-hnsw"}, searched
+    assert not jobs_of(out) & {"train_ehi", "train_de", "embed", "ehi_index"}

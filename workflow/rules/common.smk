@@ -8,6 +8,8 @@ from ehi.core.versions import STAGES, upstream_versions
 from ehi.core.config_checks import check_config
 from ehi.core.errors import exit_on_user_error
 from ehi.data.manifest import check_manifest
+from ehi.core.config import canonical
+from ehi.search.registry import rule_settings
 
 DS = config["dataset"]["name"]
 R = f"resources/{DS}"  # heavy artefacts (git-ignored)
@@ -58,10 +60,21 @@ def variant_overrides(variant):
 
 
 def train_params(variant, model):
-    """The TrainConfig of one model in one variant (DE: the same settings without the tree)."""
+    """The TrainConfig of one model in one variant (DE: the same settings without the tree), keys
+    sorted: as a param, a reordered config must not rerun training."""
     params = {**config["train"], **variant_overrides(variant), "max_length": config["encoder"]["max_length"]}
     params["use_tree"] = model == "ehi"
-    return params
+    return canonical(params)
+
+
+def evaluation_settings(*keys):
+    """The evaluation keys a rule reads, keys sorted (ehi.evaluate.config.EvaluationConfig)."""
+    return canonical({key: config["evaluation"][key] for key in keys})
+
+
+def search_settings(wildcards):
+    """The search keys one system reads (ehi.search.registry.rule_settings): `hnsw_M` reruns HNSW only."""
+    return rule_settings(config["search"], wildcards.system)
 
 
 def variant_systems(variant):

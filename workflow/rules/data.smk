@@ -9,7 +9,7 @@ rule prepare_data:
         qrels=f"{DATA_DIR}/qrels.parquet",
         manifest=f"{DATA_DIR}/manifest.json",
     params:
-        dataset=config["dataset"],
+        dataset=canonical(config["dataset"]),
         version=VERSIONS["data"],
     log:
         f"logs/{DS}/prepare_data.log",

@@ -10,9 +10,7 @@ rule evaluate:
     params:
         data_dir=data_dir,
         dataset=DS,
-        split=config["evaluation"]["split"],
-        metrics=config["evaluation"]["metrics"],
-        propensity=config["evaluation"]["propensity"],
+        evaluation=evaluation_settings("split", "metrics", "propensity"),
         version=VERSIONS["evaluate"],
     log:
         f"logs/{DS}/{{variant}}/evaluate_{{system}}.log",
@@ -44,11 +42,7 @@ rule significance:
     output:
         f"{RES}/significance.parquet",
     params:
-        targets=config["evaluation"]["targets"],
-        metrics=config["evaluation"]["metrics"],
-        n_permutations=config["evaluation"]["n_permutations"],
-        seed=config["evaluation"]["seed"],
-        alpha=config["evaluation"]["alpha"],
+        evaluation=evaluation_settings("metrics", "targets", "n_permutations", "seed", "alpha"),
         version=VERSIONS["evaluate"],
     log:
         f"logs/{DS}/significance.log",

@@ -11,7 +11,7 @@ rule search:
         qps=f"{RES}/{{variant}}/qps/{{system}}.parquet",
     params:
         data_dir=data_dir,
-        search=config["search"],
+        search=search_settings,
         split=config["evaluation"]["split"],
         version=VERSIONS["search"],
     log:

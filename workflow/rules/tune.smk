@@ -13,7 +13,7 @@ rule dev_tree_shape:
         md=f"results/tables/{DS}_dev_tree_shape.md",
     params:
         data_dir=data_dir,
-        tuning=config["tuning"],
+        tuning=canonical(config["tuning"]),
     log:
         f"logs/{DS}/dev_tree_shape.log",
     threads: 1

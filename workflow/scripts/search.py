@@ -9,6 +9,7 @@ from _common import setup  # noqa: E402
 from ehi.data.dataset import Dataset  # noqa: E402
 from ehi.model.embed import load_array  # noqa: E402
 from ehi.evaluate.sweep import search_system  # noqa: E402
+from ehi.search.config import SearchConfig  # noqa: E402
 from ehi.core.io import write_table  # noqa: E402
 
 log = setup(snakemake)  # noqa: F821
@@ -20,7 +21,7 @@ run, qps = search_system(
     corpus_emb=load_array(inp.corpus),
     query_emb=load_array(inp.queries),
     split=p.split,
-    settings=dict(p.search),
+    settings=SearchConfig.from_dict(p.search),
     index_dir=inp.get("index"),
 )
 write_table(run, "run", snakemake.output.run)  # noqa: F821

@@ -9,10 +9,11 @@ from _common import setup  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ehi.core.io import read_table, write_table  # noqa: E402
+from ehi.evaluate.config import EvaluationConfig  # noqa: E402
 from ehi.evaluate.stats import significance_report  # noqa: E402
 
 log = setup(snakemake)  # noqa: F821
-p = snakemake.params  # noqa: F821
+cfg = EvaluationConfig.from_dict(snakemake.params.evaluation)  # noqa: F821
 per_query = pd.concat([read_table(f, "per_query") for f in snakemake.input.per_query], ignore_index=True)  # noqa: F821
-table = significance_report(per_query, p.metrics, p.targets, p.n_permutations, p.seed, p.alpha)
-write_table(table, "significance", snakemake.output[0], keep_extra=True, meta={"n_permutations": p.n_permutations, "seed": p.seed})  # noqa: F821
+table = significance_report(per_query, cfg.metrics, cfg.targets, cfg.n_permutations, cfg.seed, cfg.alpha)
+write_table(table, "significance", snakemake.output[0], keep_extra=True, meta={"n_permutations": cfg.n_permutations, "seed": cfg.seed})  # noqa: F821

@@ -1,0 +1,27 @@
+"""The ``search`` section of the config as a typed object: how every system is searched."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ehi.core.config import Section
+
+
+@dataclass(frozen=True)
+class SearchConfig(Section):
+    """Mirrors ``search:`` in workflow/schemas/config.schema.yaml (tests/test_config_schema.py)."""
+
+    section = "search"
+
+    systems: list[str] = field(default_factory=lambda: [
+        "pre+exact", "de+exact", "de+faiss-ivf", "de+faiss-hnsw", "de+scann", "de+scann-ah",
+        "ehi+tree", "ehi+exact", "ehi+faiss-ivf", "ehi+faiss-hnsw", "ehi+scann"])
+    k: int = 100  # documents returned per query
+    batch_size: int = 256  # queries per search call (recorded with the QPS)
+    threads: int = 1
+    tune_split: str = "dev"  # baselines' build parameters are tuned here, never on the evaluated split
+    ehi_beams: list[int] | None = None  # None: a log-spaced grid from 1 to B^H
+    ivf_nlist: list[int] | None = None  # None: around sqrt(N)
+    hnsw_M: list[int] = field(default_factory=lambda: [16, 32])
+    hnsw_ef_construction: int = 200
+    scann_leaves: list[int] | None = None  # None: around sqrt(N)

@@ -1,0 +1,59 @@
+"""ehi.report.tables: the KMR, leaf-balance and ablation tables, from hand-made frames and from
+the committed results of the synthetic default (whose rendered CSV must come out again)."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ehi.core.io import read_table
+from ehi.report.tables import ABLATION_BUDGET, ablation_table, kmr_wide, leaf_balance, tree_warnings
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def summary(system, points, metric="ndcg@10", variant="main"):
+    """A summary frame of one system: (frac_visited, value) per budget."""
+    return pd.DataFrame([{"dataset": "d", "system": system, "variant": variant, "budget_param": "p",
+                          "budget_value": float(i), "frac_visited": f, "metric": metric, "value": v, "qps": 1.0}
+                         for i, (f, v) in enumerate(points)])
+
+
+def test_kmr_wide_reads_the_largest_budget_not_above_each_target():
+    table = kmr_wide(pd.concat([summary("a", [(0.01, 0.1), (0.04, 0.3), (1.0, 0.9)]),
+                                summary("b", [(0.5, 0.5), (1.0, 0.8)])]), ["ndcg@10"], [0.02, 0.05, 1.0])
+    assert list(table.columns) == ["metric", "system", "2%", "5%", "100%"]
+    a = table.set_index("system").loc["a"]
+    assert (a["2%"], a["5%"], a["100%"]) == (0.1, 0.3, 0.9)
+    b = table.set_index("system").loc["b"]
+    assert np.isnan(b["2%"]) and np.isnan(b["5%"]) and b["100%"] == 0.8  # nothing that cheap: NaN
+
+
+def test_leaf_balance_and_warnings_flag_a_collapsed_tree():
+    leaves = {"main": pd.DataFrame({"size": [10, 11, 9, 10]}), "bad": pd.DataFrame({"size": [40, 0, 0, 0]})}
+    table = leaf_balance(leaves).set_index("variant")
+    assert table.loc["main", "status"] == "ok" and table.loc["main", "empty"] == 0
+    assert table.loc["bad", "empty"] == 3 and table.loc["bad", "max"] == 40
+    warnings = tree_warnings(leaves)
+    assert len(warnings) == 1 and "'bad'" in warnings[0]
+
+
+def test_ablation_table_has_a_row_per_variant_main_first():
+    def variant(name, tree, exact):
+        return pd.concat([summary("ehi+tree", [(ABLATION_BUDGET / 2, tree), (1.0, exact)], variant=name),
+                          summary("ehi+exact", [(1.0, exact)], variant=name)])
+
+    summaries = {"main": variant("main", 0.2, 0.6), "height~1": variant("height~1", 0.3, 0.5)}
+    table = ablation_table(summaries, {"shape": ["height~1", "height~9"]}, ["ndcg@10"])
+    assert table.variant.tolist() == ["main", "height~1"]  # a variant without results is left out
+    assert table["tree ndcg@10 @10%"].tolist() == [0.2, 0.3]
+    assert table["exact ndcg@10"].tolist() == [0.6, 0.5]
+
+
+def test_the_committed_kmr_table_comes_out_of_the_committed_summary():
+    results = REPO / "results" / "synthetic"
+    committed = pd.read_csv(REPO / "results" / "tables" / "synthetic_kmr.csv")
+    metrics = list(dict.fromkeys(committed.metric))
+    targets = [float(c.rstrip("%")) / 100 for c in committed.columns[2:]]
+    table = kmr_wide(read_table(results / "main" / "summary.parquet", "summary"), metrics, targets)
+    pd.testing.assert_frame_equal(table.reset_index(drop=True), committed, check_dtype=False)

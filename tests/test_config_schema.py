@@ -1,0 +1,99 @@
+"""The config schema and the typed config sections agree: same keys, same defaults, and every
+schema key has a description (PyPSA-Eur's test/test_config_schema.py, for this project)."""
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ehi.config import SECTIONS, TOP_LEVEL, WORKFLOW_SET, sections_of
+from ehi.data.sources import SOURCES
+from ehi.data.synthetic import SyntheticConfig
+from ehi.model.tree import PATH_LAYOUTS
+from ehi.search.registry import KINDS, check_systems, system_pattern
+from ehi.train.losses.registry import BUILTIN_SIAMESE_LOSSES
+
+REPO = Path(__file__).resolve().parents[1]
+SCHEMA = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+
+
+def plain(value):
+    """Tuples as lists (YAML has no tuples), recursively."""
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+def dataclass_defaults(cls) -> dict:
+    out = {}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = plain(f.default)
+        elif f.default_factory is not dataclasses.MISSING:
+            out[f.name] = plain(f.default_factory())
+    return out
+
+
+def walk(node, path=""):
+    """(path, node) of every property in the schema, nested ones included."""
+    for key, child in node.get("properties", {}).items():
+        yield f"{path}{key}", child
+        yield from walk(child, f"{path}{key}.")
+
+
+def test_every_schema_key_has_a_description_and_a_default():
+    missing = [(p, what) for p, node in walk(SCHEMA) for what in ("description", "default") if what not in node]
+    assert not missing, missing
+
+
+@pytest.mark.parametrize("section", sorted(SECTIONS))
+def test_schema_defaults_are_the_dataclass_defaults(section):
+    props = SCHEMA["properties"][section]["properties"]
+    schema_defaults = {k: plain(v["default"]) for k, v in props.items()}
+    fields = dataclass_defaults(SECTIONS[section])
+    extra = WORKFLOW_SET.get(section, set())
+    assert set(schema_defaults) == set(fields) - extra, set(schema_defaults) ^ (set(fields) - extra)
+    assert {k: fields[k] for k in schema_defaults} == schema_defaults
+
+
+def test_synthetic_subsection_defaults_are_the_generator_defaults():
+    props = SCHEMA["properties"]["dataset"]["properties"]["synthetic"]["properties"]
+    assert {k: plain(v["default"]) for k, v in props.items()} == dataclass_defaults(SyntheticConfig)
+
+
+def test_top_level_keys_are_sections_or_known_top_level_values():
+    assert set(SCHEMA["properties"]) == set(SECTIONS) | set(TOP_LEVEL)
+    for key, default in TOP_LEVEL.items():
+        assert plain(SCHEMA["properties"][key]["default"]) == default, key
+
+
+def test_enums_are_the_registries():
+    train = SCHEMA["properties"]["train"]["properties"]
+    assert train["siamese_loss"]["enum"] == list(BUILTIN_SIAMESE_LOSSES)
+    assert train["path_layout"]["enum"] == list(PATH_LAYOUTS)
+    assert SCHEMA["properties"]["dataset"]["properties"]["source"]["enum"] == ["synthetic", *SOURCES]
+
+
+def test_system_names_are_checked_against_the_ann_registry():
+    import re
+
+    item = SCHEMA["properties"]["search"]["properties"]["systems"]["items"]["pattern"]
+    for kind in (*KINDS, "tree"):
+        assert re.fullmatch(system_pattern(), f"de+{kind}") and re.search(item, f"de+{kind}")
+        assert kind in SCHEMA["properties"]["search"]["properties"]["systems"]["description"]
+    check_systems(SCHEMA["properties"]["search"]["properties"]["systems"]["default"])
+    with pytest.raises(ValueError, match=r"search.systems.*de\+faiss-ivff"):
+        check_systems(["de+exact", "de+faiss-ivff"])
+
+
+def test_the_embedded_default_config_builds_every_section():
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    sections = sections_of(config)
+    assert sections["search"].k == config["search"]["k"]
+    assert sections["search"].systems == SCHEMA["properties"]["search"]["properties"]["systems"]["default"]
+    assert sections["train"].to_dict() == {**dataclass_defaults(SECTIONS["train"]), **config["train"]}
+    with pytest.raises(ValueError, match="unknown search key.*hnsw_m"):
+        SECTIONS["search"].from_dict({"hnsw_m": [8]})
