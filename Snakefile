@@ -14,67 +14,66 @@ if not workflow.overwrite_configfiles:
     configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 
 
-validate(config, "workflow/schemas/config.schema.yaml")
+# Several datasets at once (`datasets:` in the config): workflow/multi.smk runs each as an instance
+# of this Snakefile (a Snakemake module given that dataset's config). One dataset: the stages below.
+if config.get("datasets"):
 
+    include: "workflow/multi.smk"
 
-include: "workflow/rules/common.smk"
+else:
 
+    validate(config, "workflow/schemas/config.schema.yaml")
 
-onstart:
-    # a dataset whose source copy or prepared tables changed since preparation stops the run here,
-    # with the changed file named (ehi/data/manifest.py)
-    from ehi.data.manifest import check_manifest
+    include: "workflow/rules/common.smk"
 
-    check_manifest(DATA_DIR)
+    onstart:
+        # a dataset whose source copy or prepared tables changed since preparation stops the run here,
+        # with the changed file named (ehi/data/manifest.py)
+        from ehi.data.manifest import check_manifest
 
+        check_manifest(DATA_DIR)
 
-wildcard_constraints:
-    kind="corpus|queries|qrels",
-    model="pre|de|ehi",
-    variant=r"main|[a-z_]+~[^/]+(/[a-z_]+~[^/]+)*",
-    system=r"(pre|de|ehi)\+(exact|tree|faiss-ivf|faiss-hnsw|scann|scann-ah)",
+    wildcard_constraints:
+        kind="corpus|queries|qrels",
+        model="pre|de|ehi",
+        variant=r"main|[a-z_]+~[^/]+(/[a-z_]+~[^/]+)*",
+        system=r"(pre|de|ehi)\+(exact|tree|faiss-ivf|faiss-hnsw|scann|scann-ah)",
 
+    include: "workflow/rules/data.smk"
+    include: "workflow/rules/train.smk"
+    include: "workflow/rules/tune.smk"
+    include: "workflow/rules/index.smk"
+    include: "workflow/rules/search.smk"
+    include: "workflow/rules/evaluate.smk"
+    include: "workflow/rules/report.smk"
+    include: "workflow/rules/benchmarks.smk"
 
-include: "workflow/rules/data.smk"
-include: "workflow/rules/train.smk"
-include: "workflow/rules/tune.smk"
-include: "workflow/rules/index.smk"
-include: "workflow/rules/search.smk"
-include: "workflow/rules/evaluate.smk"
-include: "workflow/rules/report.smk"
-include: "workflow/rules/benchmarks.smk"
-
-
-rule all:
-    input:
-        rules.tables.output,
-        rules.claims.output,
-        f"{R}/main/ehi/search_index",
-    default_target: True
-
-
-rule data:
-    input:
-        DATA_FILES,
-
-
-rule train_all:
-    input:
-        [p for v in VARIANTS for p in outputs_of(v)[1:]],
-
-
-rule main:
-    input:
-        outputs_of("main"),
-        f"{RES}/significance.parquet",
-        f"{R}/main/ehi/search_index",
-
-
-# one target per ablation table: `snakemake --cores 8 ablation_<name>` runs only its variants
-for _name, _variants in ABLATIONS.items():
-
-    rule:
-        name:
-            f"ablation_{_name}"
+    rule all:
         input:
-            [p for v in _variants for p in outputs_of(v)],
+            rules.tables.output,
+            rules.claims.output,
+            f"{R}/main/ehi/search_index",
+        default_target: True
+
+    rule data:
+        input:
+            DATA_FILES,
+
+    rule train_all:
+        input:
+            [p for v in VARIANTS for p in outputs_of(v)[1:]],
+
+    rule main:
+        input:
+            outputs_of("main"),
+            f"{RES}/significance.parquet",
+            f"{R}/main/ehi/search_index",
+
+    # one target per ablation table: `snakemake --cores 8 ablation_<name>` runs only its variants
+    for _name, _variants in ABLATIONS.items():
+
+        rule:
+            name:
+                f"ablation_{_name}"
+            input:
+                [p for v in _variants for p in outputs_of(v)],
