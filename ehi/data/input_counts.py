@@ -47,7 +47,8 @@ class InputCounts:
             grades = self.grades(path)
             if grades:
                 zero, negative = grades.get(0, 0), sum(n for g, n in grades.items() if g < 0)
-                parts.append(f"judgements per relevance grade {grades} ({zero} at 0, {negative} negative; kept as given)")
+                odd = f" ({zero} at 0 and {negative} negative, kept as given)" if zero or negative else ""
+                parts.append(f"judgements per relevance grade {grades}{odd}")
             if parts:
                 out.append(f"{path}: " + "; ".join(parts))
         return out

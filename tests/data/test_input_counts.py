@@ -88,7 +88,7 @@ def test_relevance_grades_are_kept_and_counted(tmp_path):
     assert counts.grades(path) == expected
     assert sorted(qrels.relevance.astype(int)) == sorted(r for _, _, r in rows)
     line = counts.lines()[0]
-    assert f"judgements per relevance grade {expected} ({expected[0]} at 0, {expected[-1]} negative" in line
+    assert f"judgements per relevance grade {expected} ({expected[0]} at 0 and {expected[-1]} negative, kept as given)" in line
 
 
 def test_integer_ids_in_jsonl_match_string_ids_in_qrels(tmp_path):
