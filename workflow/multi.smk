@@ -4,41 +4,15 @@
 # `<dataset>__<rule>`, its files under resources/<dataset>/, results/<dataset>/, logs/<dataset>/.
 # The instances share nothing but code. The targets below (all, data, train_all, main, tables,
 # claims) gather the same target of every dataset; `tables` adds the cross-dataset table.
-import copy
-import re
-
-
 include: "rules/targets.smk"
+include: "rules/datasets.smk"
 
 
 validate(config, "schemas/config.schema.yaml")
 
 
-def merged(base, override):
-    """``base`` with ``override`` laid over it, key by key inside nested blocks."""
-    out = copy.deepcopy(base)
-    for key, value in override.items():
-        nested = isinstance(value, dict) and isinstance(out.get(key), dict)
-        out[key] = merged(out[key], value) if nested else copy.deepcopy(value)
-    return out
-
-
-def dataset_configs(config):
-    """{dataset name: its complete config}: the shared keys with the entry's overrides laid over."""
-    shared = {k: v for k, v in config.items() if k != "datasets"}
-    out = {}
-    for name, override in config["datasets"].items():
-        given = override.get("dataset", {}).get("name", name)
-        if given != name:
-            raise ValueError(f"config datasets.{name}.dataset.name is {given!r}; leave it out or make it {name!r}")
-        out[name] = merged(shared, merged(override, {"dataset": {"name": name}}))
-    return out
-
-
 DATASETS = dataset_configs(config)
-PREFIX = {name: re.sub(r"\W", "_", name) + "__" for name in DATASETS}  # rule names are identifiers
-if len(set(PREFIX.values())) < len(PREFIX):
-    raise ValueError(f"config datasets: names {sorted(DATASETS)} clash once made rule names {sorted(PREFIX.values())}")
+PREFIX = rule_prefixes(DATASETS)
 
 for _name, _config in DATASETS.items():
     _prefix = PREFIX[_name]
@@ -54,11 +28,6 @@ for _name, _config in DATASETS.items():
     use rule * from _name as _prefix*
 
 
-def of_each(target, what="input"):
-    """The input (or output) files of one target rule of every dataset."""
-    return [f for name in DATASETS for f in getattr(getattr(rules, PREFIX[name] + target), what)]
-
-
 # `snakemake tables` alone renders only the datasets whose cached results exist (as one dataset's
 # `tables` does), from those results as they are; otherwise every dataset, after its pipeline.
 _TARGETS = set(requested_targets())
@@ -66,10 +35,6 @@ _CACHED = [n for n in DATASETS if os.path.exists(f"results/{n}/significance.parq
 REPORT_ONLY = bool(_TARGETS) and _TARGETS <= {"tables", "claims"} and bool(_CACHED)
 REPORTED = _CACHED if REPORT_ONLY else list(DATASETS)
 ACROSS = f"across_{'+'.join(DATASETS)}"  # the cross-dataset table and figure of this list of datasets
-
-
-def report_input(path):
-    return os.path.abspath(path) if REPORT_ONLY else ancient(path)
 
 
 onstart:
@@ -110,8 +75,8 @@ rule main:
 rule across_datasets:
     """One row per dataset: each system at <= 5%, <= 10% and exact, EHI's tree against the best peer."""
     input:
-        summaries=[report_input(f"results/{n}/main/summary.parquet") for n in REPORTED],
-        significance=[report_input(f"results/{n}/significance.parquet") for n in REPORTED],
+        summaries=[report_input(f"results/{n}/main/summary.parquet", REPORT_ONLY) for n in REPORTED],
+        significance=[report_input(f"results/{n}/significance.parquet", REPORT_ONLY) for n in REPORTED],
     output:
         md=f"results/tables/{ACROSS}.md",
         tex=f"results/tables/{ACROSS}.tex",

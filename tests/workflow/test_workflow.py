@@ -212,6 +212,11 @@ MULTI_CONFIG = str(REPO / "config" / "test_multi.yaml")
 MULTI = ("tiny", "tiny_testonly")
 
 
+def test_lint_of_the_two_dataset_config(tmp_path):
+    proc = snakemake("--lint", "--configfile", MULTI_CONFIG, workdir=tmp_path, check=False)
+    assert "Congratulations" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
 def test_dry_run_of_a_two_dataset_config_schedules_both(tmp_path):
     proc = snakemake("-n", "all", "--configfile", MULTI_CONFIG, workdir=tmp_path)
     jobs = jobs_of(proc.stdout + proc.stderr)
