@@ -228,7 +228,8 @@ def test_dry_run_of_a_two_dataset_config_schedules_both(tmp_path):
 @pytest.fixture(scope="module")
 def multi_run(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("multi")
-    snakemake("all", "--cores", "2", "--configfile", MULTI_CONFIG, workdir=workdir)
+    # twice the test config's work (about 3 min alone on 2 cores; 30 min beside five other jobs)
+    snakemake("all", "--cores", "2", "--configfile", MULTI_CONFIG, workdir=workdir, timeout=3600)
     return workdir
 
 
