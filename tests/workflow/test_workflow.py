@@ -228,7 +228,7 @@ def test_dry_run_of_a_two_dataset_config_schedules_both(tmp_path):
 @pytest.fixture(scope="module")
 def multi_run(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("multi")
-    # twice the test config's work (about 3 min alone on 2 cores; 30 min beside five other jobs)
+    # twice the test config's work: it took 29 min here with the 2 cores shared by five other helpers
     snakemake("all", "--cores", "2", "--configfile", MULTI_CONFIG, workdir=workdir, timeout=3600)
     return workdir
 
