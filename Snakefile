@@ -16,67 +16,75 @@ if not workflow.overwrite_configfiles:
     configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 
 
-validate(config, "workflow/schemas/config.schema.yaml")
-# system names against the ANNS registry (plugins included; ehi/core/plugins.py), not a typed list
-check_systems(config["search"]["systems"], "search.systems")
-check_systems(config["ablation_systems"], "ablation_systems", encoders=("de", "ehi"))
+# Several datasets at once (`datasets:` in the config): workflow/multi.smk runs each as an instance
+# of this Snakefile (a Snakemake module given that dataset's config). One dataset: the stages below.
+if config.get("datasets"):
+
+    include: "workflow/multi.smk"
+
+else:
+
+    validate(config, "workflow/schemas/config.schema.yaml")
+    # system names against the ANNS registry (plugins included; ehi/core/plugins.py), not a typed list
+    check_systems(config["search"]["systems"], "search.systems")
+    check_systems(config["ablation_systems"], "ablation_systems", encoders=("de", "ehi"))
 
 
-include: "workflow/rules/common.smk"
+    include: "workflow/rules/common.smk"
 
 
-wildcard_constraints:
-    kind="corpus|queries|qrels",
-    model="pre|de|ehi",
-    variant=r"main|[a-z_]+~[^/]+(/[a-z_]+~[^/]+)*",
-    system=system_pattern(),
+    wildcard_constraints:
+        kind="corpus|queries|qrels",
+        model="pre|de|ehi",
+        variant=r"main|[a-z_]+~[^/]+(/[a-z_]+~[^/]+)*",
+        system=system_pattern(),
 
 
-include: "workflow/rules/data.smk"
-include: "workflow/rules/train.smk"
-include: "workflow/rules/tune.smk"
-include: "workflow/rules/index.smk"
-include: "workflow/rules/search.smk"
-include: "workflow/rules/evaluate.smk"
-include: "workflow/rules/report.smk"
-include: "workflow/rules/benchmarks.smk"
+    include: "workflow/rules/data.smk"
+    include: "workflow/rules/train.smk"
+    include: "workflow/rules/tune.smk"
+    include: "workflow/rules/index.smk"
+    include: "workflow/rules/search.smk"
+    include: "workflow/rules/evaluate.smk"
+    include: "workflow/rules/report.smk"
+    include: "workflow/rules/benchmarks.smk"
 
 
-rule all:
-    input:
-        rules.tables.output,
-        rules.claims.output,
-        f"{R}/main/ehi/search_index",
-        DATA_MANIFEST,
-    default_target: True
-
-
-rule data:
-    input:
-        DATA_FILES,
-        DATA_MANIFEST,
-
-
-rule train_all:
-    input:
-        [p for v in VARIANTS for p in outputs_of(v)[1:]],
-        DATA_MANIFEST,
-
-
-rule main:
-    input:
-        outputs_of("main"),
-        DATA_MANIFEST,
-        f"{RES}/significance.parquet",
-        f"{R}/main/ehi/search_index",
-
-
-# one target per ablation table: `snakemake --cores 8 ablation_<name>` runs only its variants
-for _name, _variants in ABLATIONS.items():
-
-    rule:
-        name:
-            f"ablation_{_name}"
+    rule all:
         input:
-            [p for v in _variants for p in outputs_of(v)],
+            rules.tables.output,
+            rules.claims.output,
+            f"{R}/main/ehi/search_index",
             DATA_MANIFEST,
+        default_target: True
+
+
+    rule data:
+        input:
+            DATA_FILES,
+            DATA_MANIFEST,
+
+
+    rule train_all:
+        input:
+            [p for v in VARIANTS for p in outputs_of(v)[1:]],
+            DATA_MANIFEST,
+
+
+    rule main:
+        input:
+            outputs_of("main"),
+            DATA_MANIFEST,
+            f"{RES}/significance.parquet",
+            f"{R}/main/ehi/search_index",
+
+
+    # one target per ablation table: `snakemake --cores 8 ablation_<name>` runs only its variants
+    for _name, _variants in ABLATIONS.items():
+
+        rule:
+            name:
+                f"ablation_{_name}"
+            input:
+                [p for v in _variants for p in outputs_of(v)],
+                DATA_MANIFEST,

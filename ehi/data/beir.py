@@ -4,12 +4,14 @@ Layout (as published by BEIR, https://github.com/beir-cellar/beir)::
 
     corpus.jsonl        {"_id": ..., "title": ..., "text": ...}   one document per line
     queries.jsonl       {"_id": ..., "text": ...}                 one query per line
-    qrels/train.tsv     query-id <TAB> corpus-id <TAB> score      with that header line
+    qrels/train.tsv     query-id <TAB> corpus-id <TAB> score      with that header line or none
     qrels/dev.tsv       (each split file optional)
     qrels/test.tsv
 
 Any directory in this layout is a dataset by configuration alone. A query takes the split of the
-qrels file that judges it; the rules for bad input are in :mod:`ehi.data.validate`.
+qrels file that judges it; the rules for bad input are in :mod:`ehi.data.validate`. Shapes that are
+no error (CRLF line ends, no header, zero/graded/negative relevance, ids as JSON numbers) are read
+and counted per file in the log (:mod:`ehi.data.input_counts`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Iterable
 import pandas as pd
 
 from ehi.data.dataset import SPLITS, Dataset
+from ehi.data.input_counts import RELEVANCE, InputCounts, id_text
 from ehi.data.validate import DataError, assemble, iter_jsonl, iter_tsv, parse_relevance, record_id, record_text
 
 log = logging.getLogger("ehi.data")
@@ -29,33 +32,55 @@ log = logging.getLogger("ehi.data")
 QRELS_HEADER = ("query-id", "corpus-id", "score")
 
 
-def read_corpus(path: str | os.PathLike) -> pd.DataFrame:
+def read_corpus(path: str | os.PathLike, counts: InputCounts | None = None) -> pd.DataFrame:
     """corpus.jsonl as doc_id/title/text; a missing title or text reads as empty."""
+    tally = (counts or InputCounts()).of(path)
     ids, titles, texts = [], [], []
-    for lineno, rec in iter_jsonl(path, required=("_id",)):
-        ids.append(record_id(rec, "_id", path, lineno))
+    for lineno, rec in iter_jsonl(path, required=("_id",), tally=tally):
+        record_id(rec, "_id", path, lineno)  # refuses a null, empty or non-scalar id
+        ids.append(id_text(rec["_id"], tally))
         titles.append(record_text(rec, "title", path, lineno))
         texts.append(record_text(rec, "text", path, lineno))
     return pd.DataFrame({"doc_id": ids, "title": titles, "text": texts})
 
 
-def read_queries(path: str | os.PathLike) -> pd.DataFrame:
+def read_queries(path: str | os.PathLike, counts: InputCounts | None = None) -> pd.DataFrame:
     """queries.jsonl as query_id/text (BEIR's per-query ``metadata`` is not used)."""
+    tally = (counts or InputCounts()).of(path)
     ids, texts = [], []
-    for lineno, rec in iter_jsonl(path, required=("_id",)):
-        ids.append(record_id(rec, "_id", path, lineno))
+    for lineno, rec in iter_jsonl(path, required=("_id",), tally=tally):
+        record_id(rec, "_id", path, lineno)  # refuses a null, empty or non-scalar id
+        ids.append(id_text(rec["_id"], tally))
         texts.append(record_text(rec, "text", path, lineno))
     return pd.DataFrame({"query_id": ids, "text": texts})
 
 
-def read_qrels(path: str | os.PathLike) -> pd.DataFrame:
-    """One qrels/<split>.tsv as query_id/doc_id/relevance; the header line is required."""
+def read_qrels(path: str | os.PathLike, counts: InputCounts | None = None) -> pd.DataFrame:
+    """One qrels/<split>.tsv as query_id/doc_id/relevance, with BEIR's header line or without one
+    (a line 1 whose score is an integer is a judgement). Every grade is kept: 0, graded, negative."""
+    tally = (counts or InputCounts()).of(path)
     qids, dids, rels = [], [], []
-    for lineno, (qid, did, score) in iter_tsv(path, ncols=3, header=QRELS_HEADER):
+    for lineno, (qid, did, score) in iter_tsv(path, ncols=3, tally=tally):
+        if lineno == 1:
+            if (qid, did, score) == QRELS_HEADER:
+                continue
+            if not _is_integer(score):
+                line, want = "\t".join((qid, did, score)), "\t".join(QRELS_HEADER)
+                raise DataError(f"{path}, line 1: header is {line!r}; expected {want!r} (or no header)")
+            tally["no_header"] += 1
         qids.append(qid)
         dids.append(did)
         rels.append(parse_relevance(score, path, lineno))
+        tally[RELEVANCE, rels[-1]] += 1
     return pd.DataFrame({"query_id": qids, "doc_id": dids, "relevance": pd.array(rels, dtype="int32")})
+
+
+def _is_integer(text: str) -> bool:
+    try:
+        int(text)
+        return True
+    except ValueError:
+        return False
 
 
 def qrels_files(root: Path, splits: Iterable[str] | None) -> dict[str, Path]:
@@ -85,9 +110,11 @@ def load_beir(path: str | os.PathLike, name: str | None = None, splits: Iterable
             raise DataError(f"{root / required}: not found (is {root} a BEIR directory?)")
     name = name or root.resolve().name
     files = qrels_files(root, splits)
-    corpus = read_corpus(root / "corpus.jsonl")
-    queries = read_queries(root / "queries.jsonl")
-    qrels = {split: read_qrels(file) for split, file in files.items()}
+    counts = InputCounts()
+    corpus = read_corpus(root / "corpus.jsonl", counts)
+    queries = read_queries(root / "queries.jsonl", counts)
+    qrels = {split: read_qrels(file, counts) for split, file in files.items()}
+    counts.log()
     where = {"corpus": str(root / "corpus.jsonl"), "queries": str(root / "queries.jsonl")}
     where.update({split: str(file) for split, file in files.items()})
     ds = assemble(name, corpus, queries, qrels, where)

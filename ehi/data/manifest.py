@@ -1,7 +1,8 @@
 """A manifest per prepared dataset: where it came from and the sha256 of every file involved.
 
 ``prepare_data`` writes ``manifest.json`` beside the three Parquet tables: the dataset config
-(source, path, dev split seed and fraction), the package version, the queries per split, and the
+(source, path, dev split seed and fraction), the package version, the queries per split (and, with
+``dataset.query_split``, its fractions, seed, counts and the sha256 of each split's ids), and the
 sha256 and size of each source file (a local copy's files, or the downloaded archives) and of each
 prepared table. :func:`check_manifest` runs whenever the workflow is parsed (``common.smk``; every
 ``snakemake`` call, dry runs and "nothing to be done" included): a source copy or a prepared table
@@ -45,7 +46,9 @@ def source_files(dataset_cfg: dict) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith("."))
 
 
-def build_manifest(dataset_cfg: dict, data_dir: str | os.PathLike, split_counts: dict[str, int]) -> dict:
+def build_manifest(dataset_cfg: dict, data_dir: str | os.PathLike, split_counts: dict[str, int],
+                   extra: dict | None = None) -> dict:
+    """``extra``: further records, e.g. ``{"query_split": ...}`` (ehi.data.query_split.split_record)."""
     data_dir = Path(data_dir)
     return {
         "dataset": dataset_cfg.get("name"),
@@ -54,12 +57,14 @@ def build_manifest(dataset_cfg: dict, data_dir: str | os.PathLike, split_counts:
         "queries_per_split": {str(k): int(v) for k, v in split_counts.items()},
         "source_files": {str(p): file_record(p) for p in source_files(dataset_cfg)},
         "tables": {name: file_record(data_dir / name) for name in TABLES},
+        **(extra or {}),
     }
 
 
-def write_manifest(dataset_cfg: dict, data_dir: str | os.PathLike, split_counts: dict[str, int]) -> Path:
+def write_manifest(dataset_cfg: dict, data_dir: str | os.PathLike, split_counts: dict[str, int],
+                   extra: dict | None = None) -> Path:
     path = Path(data_dir) / MANIFEST
-    write_json(build_manifest(dataset_cfg, data_dir, split_counts), path)
+    write_json(build_manifest(dataset_cfg, data_dir, split_counts, extra), path)
     return path
 
 

@@ -6,6 +6,8 @@ import logging
 from pathlib import Path
 
 from ehi.data.dataset import Dataset
+from ehi.data.query_split import split_queries
+from ehi.data.validate import DataError
 
 log = logging.getLogger(__name__)
 
@@ -18,14 +20,20 @@ def prepare_dataset(
     dev_fraction: float = 0.0,
     dev_seed: int = 0,
     synthetic: dict | None = None,
+    query_split: dict | None = None,
 ) -> Dataset:
     """Build the dataset a config describes.
 
     ``source`` is ``synthetic``, ``beir`` (a local BEIR directory at ``path``) or the name of a
     downloadable source (``scifact``, ``fiqa``, ``msmarco``, ...). A named source with a ``path``
     reads that local copy (in the source's own layout) instead of downloading. ``dev_fraction`` > 0 carves a seeded dev split
-    out of the train queries (for datasets, like SciFact, that ship none).
+    out of the train queries (for datasets, like SciFact, that ship none). ``query_split``
+    (``{"fractions": [train, dev, test], "seed": s}``) splits the judged queries of a collection
+    whose qrels have a single split (:mod:`ehi.data.query_split`).
     """
+    if query_split and dev_fraction > 0:
+        raise DataError("dataset.query_split and dataset.dev_fraction are both set: the query split makes its "
+                        "own dev split; set dataset.dev_fraction to 0")
     if source == "synthetic":
         from ehi.data.synthetic import SyntheticConfig, generate
 
@@ -38,6 +46,8 @@ def prepare_dataset(
         # a local copy (in the source's own layout) when path is set, else a cached download
         dataset = load_dataset(source, path=path, cache_dir=cache_dir, name=name)
     dataset.name = name
+    if query_split:
+        dataset = split_queries(dataset, query_split["fractions"], query_split.get("seed", 0))
     if dev_fraction > 0:
         from ehi.data.splits import carve_dev
 

@@ -25,6 +25,7 @@ import gzip
 import json
 import logging
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Iterator, Mapping
 
@@ -37,22 +38,28 @@ from ehi.data.judgements import check_split_judgements
 log = logging.getLogger("ehi.data")
 
 
-def read_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+def read_lines(path: str | os.PathLike, tally: Counter | None = None) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, line)``, gunzipping ``*.gz``. Lines are decoded one by one so that an
-    encoding error names its exact line (a text-mode reader decodes whole buffers at once)."""
+    encoding error names its exact line (a text-mode reader decodes whole buffers at once).
+    ``tally["crlf_lines"]`` counts the lines that end in CRLF (Windows line ends read as LF)."""
     path = Path(path)
     with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as fh:
         for lineno, raw in enumerate(fh, start=1):
             try:
                 # utf-8-sig on line 1: a byte-order mark some editors add is not data.
-                yield lineno, raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
             except UnicodeDecodeError as err:
                 raise DataError(f"{path}, line {lineno}: not UTF-8 ({err.reason})") from None
+            if tally is not None and line.endswith("\r\n"):
+                tally["crlf_lines"] += 1
+            yield lineno, line
 
 
-def iter_jsonl(path: str | os.PathLike, required: tuple[str, ...] = ()) -> Iterator[tuple[int, dict]]:
+def iter_jsonl(
+    path: str | os.PathLike, required: tuple[str, ...] = (), tally: Counter | None = None
+) -> Iterator[tuple[int, dict]]:
     """Yield ``(line_number, record)``; blank lines carry no data and are skipped."""
-    for lineno, line in read_lines(path):
+    for lineno, line in read_lines(path, tally):
         if not line.strip():
             continue
         try:
@@ -68,10 +75,11 @@ def iter_jsonl(path: str | os.PathLike, required: tuple[str, ...] = ()) -> Itera
 
 
 def iter_tsv(
-    path: str | os.PathLike, ncols: int, header: tuple[str, ...] | None = None, sep: str | None = "\t"
+    path: str | os.PathLike, ncols: int, header: tuple[str, ...] | None = None, sep: str | None = "\t",
+    tally: Counter | None = None,
 ) -> Iterator[tuple[int, list[str]]]:
     """Yield ``(line_number, fields)`` of a delimited file; ``sep=None`` splits on any whitespace."""
-    for lineno, line in read_lines(path):
+    for lineno, line in read_lines(path, tally):
         line = line.rstrip("\r\n")
         if lineno == 1 and header is not None:
             if line.split(sep) != list(header):

@@ -53,19 +53,47 @@ def save_figure(fig, path: str | os.PathLike) -> Path:
     return Path(path)
 
 
-def plot_kmr(summary: pd.DataFrame, metric: str, path: str | os.PathLike, title: str = "") -> Path:
-    """KMR curve: ``metric`` against the fraction of documents scored, one line per system."""
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+def draw_kmr(ax, summary: pd.DataFrame, metric: str, markersize: float = 3) -> None:
+    """KMR curves on ``ax``: ``metric`` against the fraction of documents scored, one line per system."""
     rows = summary[summary.metric == metric]
     for system, curve in rows.groupby("system"):
         curve = curve.sort_values("frac_visited")
-        ax.plot(100 * curve.frac_visited, curve.value, marker="o", markersize=3, label=system, **_style(system))
+        ax.plot(100 * curve.frac_visited, curve.value, marker="o", markersize=markersize, label=system, **_style(system))
     ax.set_xscale("log")
     ax.set_xlabel("documents scored per query (% of corpus, log scale)")
     ax.set_ylabel(metric)
-    ax.set_title(title or f"KMR curve: {metric}")
     ax.grid(True, which="both", alpha=0.3)
+
+
+def plot_kmr(summary: pd.DataFrame, metric: str, path: str | os.PathLike, title: str = "") -> Path:
+    """KMR curve: ``metric`` against the fraction of documents scored, one line per system."""
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    draw_kmr(ax, summary, metric)
+    ax.set_title(title or f"KMR curve: {metric}")
     ax.legend(fontsize=8, ncol=2)
+    return save_figure(fig, path)
+
+
+def plot_kmr_panels(summaries: dict[str, pd.DataFrame], metric: str, path: str | os.PathLike) -> Path:
+    """One small KMR panel per dataset, side by side (three to a row), one legend for all."""
+    cols = min(3, len(summaries))
+    rows = -(-len(summaries) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.9 * rows + 0.6), squeeze=False)
+    for ax, (name, summary) in zip(axes.ravel(), summaries.items()):
+        draw_kmr(ax, summary, metric, markersize=2)
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("% of documents scored (log)", fontsize=8)
+        ax.tick_params(labelsize=7)
+    for ax in axes.ravel()[len(summaries):]:
+        ax.axis("off")
+    handles = {}
+    for ax in axes.ravel():  # one legend entry per system over every panel
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    fig.legend(handles.values(), handles.keys(), loc="lower center", ncol=min(6, len(handles)), fontsize=7,
+               bbox_to_anchor=(0.5, 0.0))
+    fig.suptitle(f"KMR per dataset: {metric}", fontsize=10)
+    fig.tight_layout(rect=(0, 0.08 + 0.02 * (len(handles) > 6), 1, 1))
     return save_figure(fig, path)
 
 

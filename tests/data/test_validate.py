@@ -2,6 +2,7 @@
 
 import json
 import logging
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -76,9 +77,12 @@ def test_qrels_wrong_header(tmp_path):
         load_beir(beir(tmp_path / "x", raw_qrels=raw))
 
 
-def test_qrels_without_header(tmp_path):
-    with pytest.raises(DataError, match=r"qrels/train\.tsv, line 1: header is 'q0\\td0\\t1'"):
-        load_beir(beir(tmp_path / "x", raw_qrels={"train": "q0\td0\t1\n"}))
+def test_qrels_without_header_is_read_and_counted(tmp_path, caplog):
+    # issue 17: a qrels file without BEIR's header line is read (its line 1 is a judgement), not refused
+    with caplog.at_level(logging.INFO, logger="ehi.data"):
+        ds = load_beir(beir(tmp_path / "x", raw_qrels={"train": "q0\td0\t1\n"}))
+    assert set(ds.qrels.query_id[ds.qrels.split == "train"]) == {"q0"}
+    assert re.search(r"qrels/train\.tsv: no header line", caplog.text)
 
 
 def test_qrels_wrong_column_count(tmp_path):

@@ -240,3 +240,79 @@ def test_a_change_to_hnsw_m_reruns_the_hnsw_searches_only(test_run, tmp_path):
                 if "output:" in line and "/runs/" in line}
     assert searched == {"de+faiss-hnsw"}, searched
     assert not jobs_of(out) & {"train_ehi", "train_de", "embed", "ehi_index"}
+
+
+# --- several datasets in one run (config/test_multi.yaml: two tiny synthetic sets, one with test-only
+# qrels split by dataset.query_split), each its own module instance of the Snakefile (workflow/multi.smk)
+MULTI_CONFIG = str(REPO / "config" / "test_multi.yaml")
+MULTI = ("tiny", "tiny_testonly")
+
+
+def test_lint_of_the_two_dataset_config(tmp_path):
+    proc = snakemake("--lint", "--configfile", MULTI_CONFIG, workdir=tmp_path, check=False)
+    assert "Congratulations" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+def test_dry_run_of_a_two_dataset_config_schedules_both(tmp_path):
+    proc = snakemake("-n", "all", "--configfile", MULTI_CONFIG, workdir=tmp_path)
+    jobs = jobs_of(proc.stdout + proc.stderr)
+    for name in MULTI:
+        assert {f"{name}__prepare_data", f"{name}__train_ehi", f"{name}__train_de", f"{name}__tables"} <= jobs, jobs
+    assert {"across_datasets", "all"} <= jobs
+
+
+@pytest.fixture(scope="module")
+def multi_run(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("multi")
+    # twice the test config's work: it took 29 min here with the 2 cores shared by five other helpers
+    snakemake("all", "--cores", "2", "--configfile", MULTI_CONFIG, workdir=workdir, timeout=3600)
+    return workdir
+
+
+def test_two_datasets_run_end_to_end_each_under_its_own_results(multi_run):
+    for name in MULTI:
+        summary = pd.read_parquet(multi_run / "results" / name / "main" / "summary.parquet")
+        assert set(summary.dataset) == {name} and {"ehi+tree", "de+exact"} <= set(summary.system)
+        assert (multi_run / "results" / "tables" / f"{name}_kmr.md").stat().st_size > 0
+    # each dataset trained its own tree shape: tiny 4^2 leaves, tiny_testonly 20^1
+    leaves = {n: len(pd.read_parquet(multi_run / "results" / n / "main" / "leaves.parquet")) for n in MULTI}
+    assert leaves == {"tiny": 16, "tiny_testonly": 20}
+
+
+def test_the_test_only_dataset_is_split_as_its_manifest_says(multi_run):
+    import json
+
+    from ehi.data.query_split import ids_sha256
+
+    data = multi_run / "resources" / "tiny_testonly" / "data"
+    record = json.loads((data / "manifest.json").read_text())["query_split"]
+    queries = pd.read_parquet(data / "queries.parquet")
+    qrels = pd.read_parquet(data / "qrels.parquet")
+    assert record["fractions"] == [0.5, 0.2, 0.3] and record["seed"] == 1
+    for split in ("train", "dev", "test"):
+        ids = queries.query_id[queries.split == split]
+        assert record["counts"][split] == len(ids) > 0
+        assert record["query_ids_sha256"][split] == ids_sha256(ids)
+        assert set(qrels.query_id[qrels.split == split]) == set(ids)  # judgements moved with their queries
+    assert sum(record["counts"].values()) == queries.query_id.nunique() == len(queries)  # disjoint, all judged
+
+
+def test_the_cross_dataset_table_has_a_row_per_dataset(multi_run):
+    across = multi_run / "results" / "tables" / "across_tiny+tiny_testonly"
+    table = pd.read_csv(across.with_suffix(".csv"))
+    assert list(table.dataset) == list(MULTI)
+    assert table["ndcg@10 exact ehi+tree"].between(0, 1).all()
+    assert table["recall@100 exact tree vs best peer"].str.contains(" vs ").all()
+    assert across.with_suffix(".md").stat().st_size > 0 and across.with_suffix(".tex").stat().st_size > 0
+    assert (multi_run / "results" / "figures" / "across_tiny+tiny_testonly.png").stat().st_size > 0
+
+
+def test_two_dataset_tables_from_cached_results_schedule_no_training(multi_run, tmp_path):
+    import shutil
+
+    for name in MULTI:
+        shutil.copytree(multi_run / "results" / name, tmp_path / "results" / name)
+    proc = snakemake("-n", "tables", "--configfile", MULTI_CONFIG, workdir=tmp_path)
+    jobs = jobs_of(proc.stdout + proc.stderr)
+    assert {"across_datasets", "tiny__tables", "tiny_testonly__tables"} <= jobs
+    assert not {j for j in jobs if j.split("__")[-1] in {"train_ehi", "train_de", "embed", "search", "evaluate"}}, jobs

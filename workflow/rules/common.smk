@@ -11,6 +11,9 @@ from ehi.data.manifest import check_manifest
 from ehi.core.config import canonical
 from ehi.search.registry import rule_settings
 
+include: "targets.smk"
+
+
 DS = config["dataset"]["name"]
 R = f"resources/{DS}"  # heavy artefacts (git-ignored)
 RES = f"results/{DS}"  # small cached results (committed)
@@ -108,19 +111,6 @@ def search_inputs(wildcards):
 def data_dir(wildcards, input):
     """Folder of the dataset Parquet tables, taken from the `data` input of the job."""
     return os.path.dirname(input.data[0])
-
-
-def requested_targets():
-    """The targets named on the command line (Snakemake does not expose them while parsing)."""
-    import sys
-
-    from snakemake.cli import get_argument_parser
-
-    try:
-        args, _ = get_argument_parser().parse_known_args(sys.argv[1:])
-        return list(args.targets or [])
-    except (SystemExit, Exception):  # not the CLI (API use, a spawned job): the full DAG
-        return []
 
 
 VARIANTS = ["main"] + [v for vs in ABLATIONS.values() for v in vs]

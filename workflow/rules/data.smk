@@ -9,7 +9,8 @@ rule prepare_data:
         qrels=f"{DATA_DIR}/qrels.parquet",
         manifest=f"{DATA_DIR}/manifest.json",
     params:
-        dataset=canonical(config["dataset"]),
+        # query_split joins the params only when set: configs without it keep their jobs as they were
+        dataset=canonical({k: v for k, v in config["dataset"].items() if k != "query_split" or v}),
         version=VERSIONS["data"],
     log:
         f"logs/{DS}/prepare_data.log",

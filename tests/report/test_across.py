@@ -1,0 +1,82 @@
+"""The cross-dataset table: a row per dataset, values as each dataset's KMR table has them, EHI's
+tree against the best peer marked with that dataset's own significance test."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ehi.core.io import write_table
+from ehi.evaluate.metrics import kmr_table
+from ehi.report.across import across_table, build_across, load_results
+
+METRICS = ["ndcg@10", "recall@100"]
+
+
+def summary(dataset, curves):
+    """curves: {system: [(frac_visited, value)]}, the same values for every metric (offset by metric)."""
+    rows = [{"dataset": dataset, "system": system, "variant": "main", "budget_param": "beam", "budget_value": float(i),
+             "frac_visited": frac, "metric": metric, "value": value + 0.01 * m, "qps": 1.0}
+            for system, points in curves.items() for i, (frac, value) in enumerate(points)
+            for m, metric in enumerate(METRICS)]
+    return pd.DataFrame(rows)
+
+
+def significance(dataset, pairs):
+    """pairs: [(metric, budget, peer, mean_tree, mean_peer, p_adjusted, significant)], randomization and t-test rows."""
+    rows = []
+    for metric, budget, peer, mean_a, mean_b, p, sig in pairs:
+        for test, shift in (("randomization", 0.0), ("t-test", 0.5)):  # the t-test rows must not be read
+            rows.append({"dataset": dataset, "metric": metric, "budget": budget, "system_a": "ehi+tree",
+                         "system_b": peer, "mean_a": mean_a, "mean_b": mean_b + shift, "delta": mean_a - mean_b,
+                         "test": test, "p_value": p, "p_adjusted": p, "significant": sig if test == "randomization" else not sig,
+                         "n_queries": 30})
+    return pd.DataFrame(rows)
+
+
+CURVES_A = {"ehi+tree": [(0.04, 0.2), (0.09, 0.3), (1.0, 0.6)], "de+faiss-ivf": [(0.05, 0.5), (0.1, 0.55), (1.0, 0.7)],
+            "de+exact": [(1.0, 0.7)]}
+CURVES_B = {"ehi+tree": [(0.08, 0.4), (1.0, 0.5)], "de+faiss-ivf": [(0.03, 0.1), (0.07, 0.35), (1.0, 0.45)]}
+SIG_A = [("ndcg@10", 0.05, "de+faiss-ivf", 0.2, 0.5, 0.001, True), ("ndcg@10", 0.1, "de+faiss-ivf", 0.3, 0.55, 0.01, True),
+         ("ndcg@10", 1.0, "de+faiss-ivf", 0.6, 0.7, 0.2, False), ("ndcg@10", 1.0, "de+exact", 0.6, 0.71, 0.04, True)]
+SIG_B = [("ndcg@10", 0.1, "de+faiss-ivf", 0.4, 0.35, 0.3, False)]
+
+
+@pytest.fixture()
+def results(tmp_path):
+    for name, curves, pairs in (("a", CURVES_A, SIG_A), ("b", CURVES_B, SIG_B)):
+        write_table(summary(name, curves), "summary", tmp_path / name / "main" / "summary.parquet")
+        write_table(significance(name, pairs), "significance", tmp_path / name / "significance.parquet", keep_extra=True)
+    return tmp_path
+
+
+def test_one_row_per_dataset_with_each_datasets_kmr_values(results):
+    loaded = load_results(results, ["a", "b", "never_run"])
+    assert list(loaded) == ["a", "b"]  # a dataset without cached results is left out
+    table = across_table(loaded).set_index("dataset")
+    for name in ("a", "b"):
+        kmr = kmr_table(loaded[name][0], [0.05, 0.1, 1.0], "recall@100")
+        for target, label in ((0.05, "<=5%"), (0.1, "<=10%"), (1.0, "exact")):
+            for system, value in kmr[kmr.target == target].set_index("system").value.items():
+                cell = table.loc[name].get(f"recall@100 {label} {system}", np.nan)
+                assert (np.isnan(cell) and np.isnan(value)) or cell == value, (name, label, system)
+    assert np.isnan(table.loc["b", "ndcg@10 <=5% ehi+tree"])  # b's tree has no point that cheap
+    assert "ndcg@10 <=5% de+exact" not in table  # a column with no value anywhere is dropped
+
+
+def test_tree_vs_best_peer_uses_the_datasets_own_randomization_test(results):
+    table = across_table(load_results(results, ["a", "b"])).set_index("dataset")
+    # exact search on a: de+exact (0.71) beats de+faiss-ivf (0.70); its test says significant
+    assert table.loc["a", "ndcg@10 exact tree vs best peer"] == "-0.110 vs de+exact (p_adj 0.040) *"
+    assert table.loc["a", "ndcg@10 <=5% tree vs best peer"] == "-0.300 vs de+faiss-ivf (p_adj 0.001) *"
+    assert table.loc["b", "ndcg@10 <=10% tree vs best peer"] == "+0.050 vs de+faiss-ivf (p_adj 0.300)"  # not significant
+    assert table.loc["b", "ndcg@10 exact tree vs best peer"] == "–"  # no test in b's table
+
+
+def test_build_writes_three_tables_and_one_figure(results, tmp_path):
+    table = build_across(results, ["a", "b"], tmp_path / "out" / "across", tmp_path / "out" / "across.png")
+    for suffix in (".md", ".tex", ".csv"):
+        assert (tmp_path / "out" / f"across{suffix}").stat().st_size > 0
+    assert list(pd.read_csv(tmp_path / "out" / "across.csv").dataset) == ["a", "b"] == list(table.dataset)
+    assert (tmp_path / "out" / "across.png").read_bytes()[:4] == b"\x89PNG"
+    with pytest.raises(FileNotFoundError, match="no dataset"):
+        build_across(results, ["never_run"], tmp_path / "x", tmp_path / "x.png")

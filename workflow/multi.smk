@@ -1,0 +1,104 @@
+# Several datasets in one run. Every entry of `datasets:` overrides the rest of the config for one
+# dataset (its `dataset` block, tree shape, any other key) and runs as its own instance of the
+# pipeline: the Snakefile as a Snakemake module with that dataset's config, its rules renamed
+# `<dataset>__<rule>`, its files under resources/<dataset>/, results/<dataset>/, logs/<dataset>/.
+# The instances share nothing but code. The targets below (all, data, train_all, main, tables,
+# claims) gather the same target of every dataset; `tables` adds the cross-dataset table.
+include: "rules/targets.smk"
+include: "rules/datasets.smk"
+
+
+validate(config, "schemas/config.schema.yaml")
+
+
+DATASETS = dataset_configs(config)
+PREFIX = rule_prefixes(DATASETS)
+
+for _name, _config in DATASETS.items():
+    _prefix = PREFIX[_name]
+
+    module:
+        name:
+            _name
+        snakefile:
+            os.path.join(workflow.basedir, "Snakefile")
+        config:
+            _config
+
+    use rule * from _name as _prefix*
+
+
+# `snakemake tables` alone renders only the datasets whose cached results exist (as one dataset's
+# `tables` does), from those results as they are; otherwise every dataset, after its pipeline.
+_TARGETS = set(requested_targets())
+_CACHED = [n for n in DATASETS if os.path.exists(f"results/{n}/significance.parquet")]
+REPORT_ONLY = bool(_TARGETS) and _TARGETS <= {"tables", "claims"} and bool(_CACHED)
+REPORTED = _CACHED if REPORT_ONLY else list(DATASETS)
+ACROSS = f"across_{'+'.join(DATASETS)}"  # the cross-dataset table and figure of this list of datasets
+
+
+onstart:
+    # each dataset's manifest, as one dataset's run checks its own (ehi/data/manifest.py)
+    from ehi.data.manifest import check_manifest
+
+    for _name in DATASETS:
+        check_manifest(f"resources/{_name}/data")
+
+
+localrules:
+    tables,
+    claims,
+
+
+rule all:
+    input:
+        of_each("all"),
+        f"results/tables/{ACROSS}.md",
+    default_target: True
+
+
+rule data:
+    input:
+        of_each("data"),
+
+
+rule train_all:
+    input:
+        of_each("train_all"),
+
+
+rule main:
+    input:
+        of_each("main"),
+
+
+rule across_datasets:
+    """One row per dataset: each system at <= 5%, <= 10% and exact, EHI's tree against the best peer."""
+    input:
+        summaries=[report_input(f"results/{n}/main/summary.parquet", REPORT_ONLY) for n in REPORTED],
+        significance=[report_input(f"results/{n}/significance.parquet", REPORT_ONLY) for n in REPORTED],
+    output:
+        md=f"results/tables/{ACROSS}.md",
+        tex=f"results/tables/{ACROSS}.tex",
+        csv=f"results/tables/{ACROSS}.csv",
+        figure=f"results/figures/{ACROSS}.png",
+    params:
+        datasets=REPORTED,
+        version=1,
+    log:
+        f"logs/{ACROSS}.log",
+    conda:
+        "envs/ehi.yaml"
+    script:
+        "scripts/across_datasets.py"
+
+
+rule tables:
+    input:
+        [f for n in REPORTED for f in getattr(rules, PREFIX[n] + "tables").output],
+        rules.across_datasets.output,
+
+
+rule claims:
+    input:
+        [f for n in REPORTED for f in getattr(rules, PREFIX[n] + "claims").output],

@@ -1,0 +1,42 @@
+# Helpers of the several-datasets branch (../multi.smk): each dataset's config, and the files of
+# one target of every dataset.
+import copy
+import re
+
+
+def merged(base, override):
+    """``base`` with ``override`` laid over it, key by key inside nested blocks."""
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        nested = isinstance(value, dict) and isinstance(out.get(key), dict)
+        out[key] = merged(out[key], value) if nested else copy.deepcopy(value)
+    return out
+
+
+def dataset_configs(config):
+    """{dataset name: its complete config}: the shared keys with the entry's overrides laid over."""
+    shared = {k: v for k, v in config.items() if k != "datasets"}
+    out = {}
+    for name, override in config["datasets"].items():
+        given = override.get("dataset", {}).get("name", name)
+        if given != name:
+            raise ValueError(f"config datasets.{name}.dataset.name is {given!r}; leave it out or make it {name!r}")
+        out[name] = merged(shared, merged(override, {"dataset": {"name": name}}))
+    return out
+
+
+def rule_prefixes(names):
+    """{dataset: prefix of its rule names}; rule names are identifiers, so other characters become _."""
+    prefixes = {name: re.sub(r"\W", "_", name) + "__" for name in names}
+    if len(set(prefixes.values())) < len(prefixes):
+        raise ValueError(f"config datasets: names {sorted(names)} clash once made rule names {sorted(prefixes.values())}")
+    return prefixes
+
+
+def of_each(target, what="input"):
+    """The input (or output) files of one target rule of every dataset."""
+    return [f for name in DATASETS for f in getattr(getattr(rules, PREFIX[name] + target), what)]
+
+
+def report_input(path, report_only):
+    return os.path.abspath(path) if report_only else ancient(path)
