@@ -36,6 +36,7 @@ class DatasetConfig(Section):
     dev_fraction: float = 0.0  # share of train queries moved to a seeded dev split
     dev_seed: int = 0
     synthetic: dict = field(default_factory=dict)  # SyntheticConfig's keys
+    query_split: dict | None = None  # {fractions, seed}: split a single-split collection (ehi.data.query_split)
 
     def synthetic_config(self) -> SyntheticConfig:
         return SyntheticConfig.from_dict(self.synthetic)
@@ -80,7 +81,8 @@ SECTIONS: dict[str, type] = {
 # TrainConfig fields the workflow sets itself (from encoder.max_length and the model), not train keys
 WORKFLOW_SET = {"train": {"max_length", "use_tree", "encode_batch_size", "device"}}
 # top-level keys that are not sections: their defaults
-TOP_LEVEL = {"ablations": {}, "ablation_systems": ["ehi+tree", "ehi+exact"], "quick": False}
+TOP_LEVEL = {"ablations": {}, "ablation_systems": ["ehi+tree", "ehi+exact"], "quick": False,
+             "datasets": {}}  # datasets: several datasets in one run (workflow/multi.smk)
 
 
 def sections_of(config: dict) -> dict:
