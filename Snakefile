@@ -32,7 +32,7 @@ wildcard_constraints:
     kind="corpus|queries|qrels",
     model="pre|de|ehi",
     variant=r"main|[a-z_]+~[^/]+(/[a-z_]+~[^/]+)*",
-    system=r"(pre|de|ehi)\+(exact|tree|faiss-ivf|faiss-hnsw|scann|scann-ah)",
+    system=r"(pre|de|ehi)\+(exact|tree-pq|tree|faiss-ivfpq|faiss-ivf|faiss-hnsw|scann|scann-ah)",
 
 
 include: "workflow/rules/data.smk"

@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 
 from ehi.data.dataset import Dataset
+from ehi.search.faiss_pq import pq_params
 from ehi.search.registry import build_searcher, log_grid
-from ehi.search.tune import tune_on_dev
+from ehi.search.tune import default_grid, tune_on_dev
 from ehi.evaluate.metrics import run_frame, time_search
 
 log = logging.getLogger(__name__)
@@ -48,15 +49,31 @@ def _ehi_tree(index_dir, settings):
     return "beam", budgets, lambda q, k, b: index.search(q, b, k), {"n_leaves": len(index.leaf_sizes)}
 
 
+def _ehi_tree_pq(index_dir, settings):
+    """EHI's leaves as PQ codes (the export, in memory), searched at the tree's beams."""
+    from ehi.search.exported import ExportedIndex
+    from ehi.search.tree_index import EHIIndex
+
+    index = EHIIndex.load(index_dir)
+    params = pq_params(settings, index.doc_emb.shape[1])
+    searcher = ExportedIndex.build(index, pq_m=params["m"], nbits=params["nbits"], rerank=params["rerank"])
+    searcher.set_threads(settings["threads"])
+    budgets = beam_grid(len(index.leaf_sizes), settings.get("ehi_beams"))
+    return "beam", budgets, searcher.search, {"n_leaves": len(index.leaf_sizes), **params}
+
+
 def _anns(kind, corpus_emb, tune_emb, settings):
     grid = None
-    if kind == "faiss-ivf" and settings.get("ivf_nlist"):
+    if kind in ("faiss-ivf", "faiss-ivfpq") and settings.get("ivf_nlist"):
         grid = [{"nlist": n} for n in settings["ivf_nlist"]]
     elif kind == "faiss-hnsw":
         grid = [{"M": m, "ef_construction": settings["hnsw_ef_construction"]} for m in settings["hnsw_M"]]
     elif kind in ("scann", "scann-ah") and settings.get("scann_leaves"):
         grid = [{"num_leaves": n, **({"reorder_k": r} if kind == "scann-ah" else {})}
                 for n in settings["scann_leaves"] for r in ((0, 1000) if kind == "scann-ah" else (0,))]
+    if kind == "faiss-ivfpq":  # IVF's candidate lists, each with the configured codes (search.pq_*)
+        codes = pq_params(settings, corpus_emb.shape[1])
+        grid = [{**g, **codes} for g in (grid or default_grid("faiss-ivf", len(corpus_emb)))]
     params = {}
     if kind != "exact":
         params, curves = tune_on_dev(kind, corpus_emb, tune_emb, grid=grid)
@@ -75,8 +92,8 @@ def search_system(system: str, variant: str, dataset: Dataset, corpus_emb: np.nd
     rows = split_rows(dataset, split)
     queries = np.ascontiguousarray(query_emb[rows])
     k = min(settings["k"], len(corpus_emb))
-    if method == "tree":
-        param, budgets, search, built = _ehi_tree(index_dir, settings)
+    if method in ("tree", "tree-pq"):
+        param, budgets, search, built = (_ehi_tree if method == "tree" else _ehi_tree_pq)(index_dir, settings)
     else:
         tune_rows = split_rows(dataset, settings["tune_split"]) if method != "exact" else rows[:0]
         param, budgets, search, built = _anns(method, corpus_emb, query_emb[tune_rows], settings)

@@ -21,11 +21,12 @@ import numpy as np
 
 from ehi.search.base import Searcher, SearchResult, log_grid
 from ehi.search.faiss_ann import FlatSearcher, HNSWSearcher, IVFSearcher, read_faiss
+from ehi.search.faiss_pq import IVFPQSearcher
 from ehi.search.scann_ann import ScannSearcher
 
-KINDS = ("exact", "faiss-ivf", "faiss-hnsw", "scann", "scann-ah")
+KINDS = ("exact", "faiss-ivf", "faiss-hnsw", "scann", "scann-ah", "faiss-ivfpq")
 
-_FAISS = {"exact": FlatSearcher, "faiss-ivf": IVFSearcher, "faiss-hnsw": HNSWSearcher}
+_FAISS = {"exact": FlatSearcher, "faiss-ivf": IVFSearcher, "faiss-hnsw": HNSWSearcher, "faiss-ivfpq": IVFPQSearcher}
 
 
 def build_searcher(kind: str, emb: np.ndarray, **params) -> Searcher:
@@ -56,6 +57,7 @@ __all__ = [
     "KINDS",
     "FlatSearcher",
     "HNSWSearcher",
+    "IVFPQSearcher",
     "IVFSearcher",
     "ScannSearcher",
     "Searcher",

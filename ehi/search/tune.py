@@ -32,7 +32,7 @@ def default_grid(kind: str, n_docs: int) -> list[dict]:
     sizes = sorted({max(1, min(n_docs, round(root * f))) for f in (0.5, 1.0, 2.0, 4.0)})
     if kind == "exact":
         return [{}]
-    if kind == "faiss-ivf":
+    if kind in ("faiss-ivf", "faiss-ivfpq"):
         return [{"nlist": n} for n in sizes]
     if kind == "faiss-hnsw":
         return [{"M": m, "ef_construction": e} for m in (16, 32) for e in (100, 200)]

@@ -1,0 +1,99 @@
+"""Compressed leaves: FAISS IVF-PQ over any embeddings (kind ``faiss-ivfpq``) and EHI's own leaves
+product-quantized (search ``tree-pq``), so EHI meets ScaNN-AH at the same compression.
+
+Both use the same codes: ``nbits`` = 4 (``IndexIVFPQFastScan``, SIMD lookup tables, as ScaNN-AH's
+16-centre blocks) or 8 (``IndexIVFPQ``), ``m`` sub-quantizers (default: 2 bits per dimension, the
+compression of ScaNN-AH at its default 2 dimensions per 4-bit block: m = d/2 at 4 bits, d/4 at 8),
+and optionally the best ``rerank`` candidates re-scored exactly (``IndexRefineFlat``; ScaNN-AH's
+``reorder_k``). Budget accounting is IVF's: ``n_scored`` = the summed sizes of the probed lists;
+every document in them is scored, by its code.
+
+``faiss-ivfpq`` trains FAISS's own spherical k-means lists and encodes residuals (FAISS's default,
+the stronger peer). ``tree-pq`` is :class:`ehi.search.exported.ExportedIndex` built in memory with
+these settings: EHI's leaves, EHI's routing, codes without residuals (see :mod:`ehi.search.export`).
+"""
+
+from __future__ import annotations
+
+import faiss
+import numpy as np
+
+from ehi.search.base import Searcher, SearchResult, as_matrix, log_grid, pad_results
+from ehi.search.faiss_ann import default_nlist
+
+PQ_SETTINGS = {"pq_m": None, "pq_nbits": 4, "pq_rerank": 1000}  # search.* keys, schema defaults
+
+
+def default_pq_m(dim: int, nbits: int) -> int:
+    """Sub-quantizers for 2 bits per dimension (m = 2d / nbits), lowered to a divisor of ``dim``."""
+    m = max(1, (2 * dim) // nbits)
+    while dim % m:
+        m -= 1
+    return m
+
+
+def pq_params(settings: dict, dim: int) -> dict:
+    """The PQ build keywords (m, nbits, rerank) from the ``search.pq_*`` settings."""
+    s = {**PQ_SETTINGS, **{k: v for k, v in settings.items() if k in PQ_SETTINGS}}
+    nbits = int(s["pq_nbits"])
+    return {"m": int(s["pq_m"] or default_pq_m(dim, nbits)), "nbits": nbits, "rerank": int(s["pq_rerank"])}
+
+
+class IVFPQSearcher(Searcher):
+    """FAISS IVF-PQ: k-means lists, PQ codes scanned in the ``nprobe`` nearest lists, optional re-rank."""
+
+    name = "faiss-ivfpq"
+    budget_param = "nprobe"
+
+    def __init__(self, index: faiss.Index, params: dict | None = None):
+        super().__init__(index.ntotal, params or {})
+        self._owner = index
+        self.ivf = faiss.extract_index_ivf(index)
+        self.quantizer = faiss.downcast_index(self.ivf.quantizer)
+        self.rerank = int(self.params.get("rerank", 0))
+        invlists = self.ivf.invlists
+        self.list_sizes = np.array([invlists.list_size(i) for i in range(self.ivf.nlist)], dtype=np.int64)
+
+    @classmethod
+    def build(cls, emb: np.ndarray, nlist: int | None = None, m: int | None = None, nbits: int = 4,
+              rerank: int = 0, seed: int = 1234) -> "IVFPQSearcher":
+        emb = as_matrix(emb)
+        dim = emb.shape[1]
+        nlist = min(int(nlist or default_nlist(len(emb))), len(emb))
+        m = int(m or default_pq_m(dim, nbits))
+        if nbits not in (4, 8) or dim % m:
+            raise ValueError(f"faiss-ivfpq: nbits must be 4 or 8 and m must divide {dim}; got m={m}, nbits={nbits}")
+        if len(emb) < 2**nbits:
+            raise ValueError(f"faiss-ivfpq: {nbits}-bit codes need at least {2**nbits} documents, got {len(emb)}")
+        codes = f"PQ{m}x4fs" if nbits == 4 else f"PQ{m}x8"
+        spec = f"IVF{nlist},{codes}" + (",RFlat" if rerank > 0 else "")
+        index = faiss.index_factory(dim, spec, faiss.METRIC_INNER_PRODUCT)
+        ivf = faiss.extract_index_ivf(index)
+        ivf.cp.seed, ivf.cp.spherical = int(seed), True  # as IVFSearcher: lists ranked by cosine
+        index.train(emb)
+        index.add(emb)
+        return cls(index, {"nlist": nlist, "m": m, "nbits": nbits, "rerank": int(rerank), "seed": seed})
+
+    def _params(self, k: int, nprobe: int):
+        ivf = faiss.SearchParametersIVF(nprobe=int(nprobe))
+        if self.rerank <= 0:
+            return ivf
+        return faiss.IndexRefineSearchParameters(k_factor=(max(k, self.rerank) + 0.5) / k, base_index_params=ivf)
+
+    def search(self, queries: np.ndarray, k: int, budget_value: int) -> SearchResult:
+        queries = as_matrix(queries)
+        nprobe = max(1, min(int(budget_value), self.ivf.nlist))
+        _, lists = self.quantizer.search(queries, nprobe)  # the lists IndexIVF.search probes
+        rows, scores = self.search_ids(queries, k, nprobe)
+        return rows, scores, self.list_sizes[lists].sum(axis=1).astype(np.int64)
+
+    def search_ids(self, queries, k, budget_value):
+        nprobe = max(1, min(int(budget_value), self.ivf.nlist))
+        scores, rows = self._owner.search(as_matrix(queries), int(k), params=self._params(k, nprobe))
+        return pad_results(rows, scores, k)
+
+    def default_sweep(self) -> list[int]:
+        return log_grid(1, self.ivf.nlist, 20)
+
+    def _save_index(self, path) -> None:
+        faiss.write_index(self._owner, str(path / "index.faiss"))
