@@ -14,6 +14,7 @@ import pandas as pd
 
 from ehi.core.io import read_provenance, read_table
 
+from benchmarks import export_report
 from benchmarks.search import FRAC_TARGETS, RECALL_TARGETS
 
 PEERS = ["faiss-ivf", "faiss-hnsw", "scann", "scann-ah"]
@@ -249,6 +250,8 @@ def write(out: str | Path, quick: bool = False, notes: str | Path | None = None)
                   _md(pd.DataFrame([{"queries": f"{r.n_queries:,}", "seconds": _f(r.seconds, 1),
                                      "queries/s": f"{r.queries_per_second:.0f}", "peak RSS (MiB)": f"{r.peak_rss_mib:.0f}",
                                      "peak / shortest stream's": _f(r.peak_over_shortest, 3)} for r in st.itertuples()]))]
+    if (out / "export_matched.parquet").exists():  # issue 16: EHI inside FAISS, compressed leaves
+        lines += [export_report.section(read_table(out / "export_matched.parquet"))]
     # verdicts
     lines += ["\n## Targets\n",
               f"- EHI QPS ≥ FAISS IVF-Flat at equal fraction scored: {_verdict(v.get('ivf', []), 1.0)}.\n",

@@ -12,6 +12,9 @@ QUICK = {
     "build": {"sizes": [10_000, 100_000], "n_queries": 200, "repeats_small": 3, "big": 100_000, "tree_steps": 50},
     "training": {"steps": 2, "batch_size": 8, "n_docs": 200, "n_queries": 100, "threads": 1},
     "stream": {"max_queries": 10_000},
+    # issue 16: one thread for batched search too (the machine is shared; ratios stay comparable)
+    "export": {"datasets": [["scifact", None], ["synthetic", 100_000]], "n_queries": 300, "rounds": 2,
+               "n_latency": 50, "tree_steps": 100, "threads": 1},
 }
 FULL = {
     "search": {"datasets": [["scifact", None], ["synthetic", 1_000_000]], "n_queries": 1000, "rounds": 3,
@@ -20,6 +23,8 @@ FULL = {
               "tree_steps": 300},
     "training": {"steps": 10, "batch_size": 16, "n_docs": 1000, "n_queries": 400, "threads": 1},
     "stream": {"max_queries": 100_000},  # issue 8: a stream of 100,000 queries, bounded memory
+    "export": {"datasets": [["scifact", None], ["synthetic", 1_000_000]], "n_queries": 500, "rounds": 2,
+               "n_latency": 100, "tree_steps": 300, "threads": 1, "max_frac": 0.12},
 }
 
 

@@ -59,30 +59,39 @@ class ExportedIndex(Searcher):
     def build(cls, ehi_index, doc_ids=None, pq_m: int | None = None, nbits: int = 4, rerank: int = 0,
               seed: int = 0) -> "ExportedIndex":
         """Export an :class:`~ehi.search.tree_index.EHIIndex` (``doc_ids``: row -> id; default the row)."""
-        router = NumpyRouter.from_indexer(ehi_index.indexer)
         docs = np.empty_like(ehi_index.doc_emb.numpy())
         docs[ehi_index.perm] = ehi_index.doc_emb.numpy()  # corpus order: FAISS ids are corpus rows
-        index = build_leaf_ivf(router, docs, ehi_index.doc_leaf, pq_m, nbits, rerank, seed)
-        tree = ehi_index.indexer
+        return cls.from_leaves(ehi_index.indexer, docs, ehi_index.doc_leaf, doc_ids, pq_m, nbits, rerank, seed)
+
+    @classmethod
+    def from_tree(cls, indexer, docs: np.ndarray, **kwargs) -> "ExportedIndex":
+        """Export straight from a trained tree and the corpus (N, d): one assignment pass, no sorted copy."""
+        return cls.from_leaves(indexer, as_matrix(docs), indexer.assign_leaves(docs), **kwargs)
+
+    @classmethod
+    def from_leaves(cls, indexer, docs: np.ndarray, leaf: np.ndarray, doc_ids=None, pq_m: int | None = None,
+                    nbits: int = 4, rerank: int = 0, seed: int = 0) -> "ExportedIndex":
+        """The export of ``indexer``'s tree over ``docs`` (N, d), corpus order, in leaves ``leaf`` (N,)."""
+        router = NumpyRouter.from_indexer(indexer)
+        index = build_leaf_ivf(router, docs, leaf, pq_m, nbits, rerank, seed)
         doc_ids = [str(i) for i in range(len(docs))] if doc_ids is None else [str(i) for i in doc_ids]
         if len(doc_ids) != len(docs):
             raise ExportError(f"{len(doc_ids)} document ids for an index of {len(docs)} documents")
-        meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "dim": router.dim,
-                "faiss_dim": int(index.d), "n_docs": len(docs), "n_leaves": router.n_leaves,
-                "height": tree.height, "branching": tree.branching, "metric": "inner_product",
+        faiss_dim, height = int(index.d), indexer.height
+        meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "dim": router.dim, "faiss_dim": faiss_dim,
+                "n_docs": len(docs), "n_leaves": router.n_leaves, "height": height,
+                "branching": indexer.branching, "metric": "inner_product",
                 "faiss_index": type(_base_ivf(index)).__name__, "rerank": int(rerank),
                 "pq": None if pq_m is None else {"m": int(pq_m), "sub_quantizers": int(pq_m) + 1, "nbits": int(nbits)},
-                "exact_in_faiss": tree.height == 1,
-                "routing": "faiss" if tree.height == 1 else "router",
-                "query_augmentation": {"append": [1.0] + [0.0] * (int(index.d) - router.dim - 1),
-                                       "how": f"search [q, 1, 0 x {int(index.d) - router.dim - 1}] "
-                                              f"({int(index.d)} dims) for a query embedding q ({router.dim} dims)"},
-                "nprobe": "nprobe = EHI's beam (leaves visited)",
-                "doc_ids": doc_ids}
-        if tree.height > 1:
+                "exact_in_faiss": height == 1, "routing": "faiss" if height == 1 else "router",
+                "query_augmentation": {"append": [1.0] + [0.0] * (faiss_dim - router.dim - 1),
+                                       "how": f"search [q, 1, 0 x {faiss_dim - router.dim - 1}] ({faiss_dim} "
+                                              f"dims) for a query embedding q ({router.dim} dims)"},
+                "nprobe": "nprobe = EHI's beam (leaves visited)", "doc_ids": doc_ids}
+        if height > 1:
             meta["note"] = ("height >= 2: FAISS's quantizer only approximates EHI's beam search (summed level "
                             "logits; the beam normalises each level by a softmax); route with the router file")
-        return cls(index, meta, router if tree.height > 1 else None)
+        return cls(index, meta, router if height > 1 else None)
 
     # -- query path --
     def augment(self, queries: np.ndarray) -> np.ndarray:

@@ -39,6 +39,15 @@ def pq_params(settings: dict, dim: int) -> dict:
     return {"m": int(s["pq_m"] or default_pq_m(dim, nbits)), "nbits": nbits, "rerank": int(s["pq_rerank"])}
 
 
+def _training_sample(emb: np.ndarray, nlist: int, seed: int) -> np.ndarray:
+    """Up to max(100k, 256 per list) rows: what k-means and the codebooks use anyway (FAISS caps
+    k-means at 256 points per centroid), without computing residuals for the whole corpus."""
+    size = max(100_000, 256 * nlist)
+    if len(emb) <= size:
+        return emb
+    return emb[np.sort(np.random.default_rng(seed).choice(len(emb), size, replace=False))]
+
+
 class IVFPQSearcher(Searcher):
     """FAISS IVF-PQ: k-means lists, PQ codes scanned in the ``nprobe`` nearest lists, optional re-rank."""
 
@@ -56,8 +65,12 @@ class IVFPQSearcher(Searcher):
 
     @classmethod
     def build(cls, emb: np.ndarray, nlist: int | None = None, m: int | None = None, nbits: int = 4,
-              rerank: int = 0, seed: int = 1234) -> "IVFPQSearcher":
+              rerank: int = 0, seed: int = 1234, centroids: np.ndarray | None = None) -> "IVFPQSearcher":
+        """``centroids`` (nlist, d): use these lists instead of training k-means (e.g. an IVF-Flat
+        index's, to compare the codes alone on the same lists)."""
         emb = as_matrix(emb)
+        if centroids is not None:
+            nlist = len(centroids)
         dim = emb.shape[1]
         nlist = min(int(nlist or default_nlist(len(emb))), len(emb))
         m = int(m or default_pq_m(dim, nbits))
@@ -70,7 +83,9 @@ class IVFPQSearcher(Searcher):
         index = faiss.index_factory(dim, spec, faiss.METRIC_INNER_PRODUCT)
         ivf = faiss.extract_index_ivf(index)
         ivf.cp.seed, ivf.cp.spherical = int(seed), True  # as IVFSearcher: lists ranked by cosine
-        index.train(emb)
+        if centroids is not None:  # a complete quantizer: train() then fits the codes only
+            faiss.downcast_index(ivf.quantizer).add(as_matrix(centroids))
+        index.train(_training_sample(emb, nlist, seed))
         index.add(emb)
         return cls(index, {"nlist": nlist, "m": m, "nbits": nbits, "rerank": int(rerank), "seed": seed})
 
