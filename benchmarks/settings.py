@@ -23,8 +23,11 @@ FULL = {
               "tree_steps": 300},
     "training": {"steps": 10, "batch_size": 16, "n_docs": 1000, "n_queries": 400, "threads": 1},
     "stream": {"max_queries": 100_000},  # issue 8: a stream of 100,000 queries, bounded memory
-    "export": {"datasets": [["scifact", None], ["synthetic", 1_000_000]], "n_queries": 500, "rounds": 2,
-               "n_latency": 100, "tree_steps": 300, "threads": 1, "max_frac": 0.12},
+    "export": {"datasets": [["scifact", None], ["synthetic", 1_000_000]], "n_queries": 300, "rounds": 2,
+               "n_latency": 100, "tree_steps": 300, "threads": 1, "max_frac": 0.12,
+               "groups": [["ehi-faiss", "ehi-scan", "faiss-ivf"],
+                          ["ehi-pq4", "ehi-pq4-rr", "ehi-pq8", "ehi-pq8-rr", "faiss-ivfpq4", "faiss-ivfpq4-rr",
+                           "faiss-ivfpq8", "faiss-ivfpq8-rr", "scann-ah"]]},
 }
 
 
