@@ -35,36 +35,48 @@ RERANK = 1000  # as scann-ah's reorder_k in the benchmark
 
 
 def codes(name: str) -> dict:
-    """PQ settings of a compressed system's name: bits per code, sub-quantizers are 2 bits/dim."""
-    nbits = 4 if "pq4" in name else 8
-    return {"nbits": nbits, "rerank": RERANK if name.endswith("-rr") else 0}
+    """PQ settings of a compressed system's name (sub-quantizers: 2 bits per dimension)."""
+    return {"nbits": 4 if "pq4" in name else 8, "rerank": RERANK if name.endswith("-rr") else 0}
 
 
 class Builder:
     """``build(name, docs, tree)`` for :func:`benchmarks.search.run`, sharing the costly parts
-    between systems: the tree's leaf assignment, and IVF-Flat's k-means lists for IVF-PQ."""
+    between systems: the tree's leaf assignment, IVF-Flat's k-means lists for IVF-PQ, and each
+    code book between a system and its ``-rr`` twin (the twin only adds the exact vectors)."""
 
     def __init__(self):
-        self.leaf, self.centroids = None, None
+        self.leaf, self.centroids, self.codes = None, None, {}
 
     def __call__(self, name: str, docs: np.ndarray, tree):
         start = time.perf_counter()
-        if name == "ehi-faiss" or name in EHI_PQ:
-            if self.leaf is None:
-                self.leaf = tree.assign_leaves(docs)
-            pq = codes(name) if name in EHI_PQ else {}
-            pq_m = default_pq_m(docs.shape[1], pq["nbits"]) if pq else None
-            searcher = ExportedIndex.from_leaves(tree, docs, self.leaf, pq_m=pq_m, **pq)
-        elif name in IVF_PQ:
-            if self.centroids is None:
-                ivf = systems.build("faiss-ivf", docs)[0]
-                self.centroids = ivf.quantizer.reconstruct_n(0, ivf.index.nlist)
-            searcher = IVFPQSearcher.build(docs, centroids=self.centroids, **codes(name))
+        base = name.removesuffix("-rr")
+        if name in EHI_PQ + IVF_PQ:
+            if base not in self.codes:
+                self.codes[base] = self._codes(base, docs, tree)
+            searcher = self.codes[base]
+            searcher = searcher.reranked(docs, RERANK) if name.endswith("-rr") else searcher
+        elif name == "ehi-faiss":
+            searcher = ExportedIndex.from_leaves(tree, docs, self._leaf(docs, tree))
         else:
             searcher, _ = systems.build(name, docs, tree)
             if name == "faiss-ivf":
                 self.centroids = searcher.quantizer.reconstruct_n(0, searcher.index.nlist)
         return searcher, time.perf_counter() - start
+
+    def _leaf(self, docs, tree):
+        if self.leaf is None:
+            self.leaf = tree.assign_leaves(docs)
+        return self.leaf
+
+    def _codes(self, base: str, docs: np.ndarray, tree):
+        nbits = codes(base)["nbits"]
+        if base in EHI_PQ:
+            return ExportedIndex.from_leaves(tree, docs, self._leaf(docs, tree), pq_m=default_pq_m(docs.shape[1], nbits),
+                                             nbits=nbits)
+        if self.centroids is None:
+            ivf = systems.build("faiss-ivf", docs)[0]
+            self.centroids = ivf.quantizer.reconstruct_n(0, ivf.index.nlist)
+        return IVFPQSearcher.build(docs, centroids=self.centroids, nbits=nbits)
 
 
 def run(dataset: str, docs: np.ndarray, queries: np.ndarray, names=SYSTEMS, **kwargs) -> pd.DataFrame:

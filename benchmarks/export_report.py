@@ -87,10 +87,11 @@ def _verdict(values, threshold, higher_is_better=True) -> str:
     return f"{state} ({sum(met)}/{len(met)} points; worst {worst[2]:.2f} on {worst[0]} at {worst[1]})"
 
 
-def section(matched: pd.DataFrame) -> str:
+def section(matched: pd.DataFrame, source: str = "export_matched.parquet") -> str:
     """Markdown for summary.md: per dataset, the float32 table at equal fraction and the PQ table at
-    equal recall, then the verdicts on the issue's targets."""
+    equal recall, then the verdicts on the issue's targets. ``source``: the table's path, named."""
     text, verdicts = ["\n## 8. EHI inside FAISS: the exported index and compressed leaves\n",
+                      f"From `{source}` (N up to {matched.n_docs.max():,}).\n",
                       "A tree of height 1 with about sqrt(N) leaves, exported with `ehi.search.exported.ExportedIndex` "
                       "(IVF-Flat with centroids [A_i, c_i] and queries [x, 1]) and searched by FAISS alone with "
                       "nprobe = beam (`ehi-faiss`), against the same tree through `ScanIndex` (`ehi-scan`, torch "

@@ -13,8 +13,8 @@ QUICK = {
     "training": {"steps": 2, "batch_size": 8, "n_docs": 200, "n_queries": 100, "threads": 1},
     "stream": {"max_queries": 10_000},
     # issue 16: one thread for batched search too (the machine is shared; ratios stay comparable)
-    "export": {"datasets": [["scifact", None], ["synthetic", 100_000]], "n_queries": 300, "rounds": 2,
-               "n_latency": 50, "tree_steps": 100, "threads": 1},
+    "export": {"datasets": [["scifact", None], ["synthetic", 100_000]], "n_queries": 200, "rounds": 2,
+               "n_latency": 30, "tree_steps": 100, "threads": 1},
 }
 FULL = {
     "search": {"datasets": [["scifact", None], ["synthetic", 1_000_000]], "n_queries": 1000, "rounds": 3,

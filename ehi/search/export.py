@@ -30,9 +30,9 @@ import faiss
 import numpy as np
 from faiss.contrib.ivf_tools import add_preassigned
 
+from ehi.search.faiss_pq import ADD_CHUNK, pad, with_refine
 from ehi.search.route import NumpyRouter
 
-ADD_CHUNK = 1 << 16  # rows augmented and added at a time: bounds the extra copy of the corpus
 PQ_TRAIN_SAMPLE = 100_000  # FAISS's own k-means caps at 256 points per centroid; 2^8 x 390 covers it
 
 
@@ -70,8 +70,7 @@ def padded_dim(dim: int, pq_m: int | None) -> int:
 
 def augment(x: np.ndarray, faiss_dim: int, constant: float) -> np.ndarray:
     """[x, constant, 0, ...] (n, faiss_dim): queries take 1, stored documents 0."""
-    out = np.zeros((len(x), faiss_dim), dtype=np.float32)
-    out[:, : x.shape[1]] = x
+    out = pad(x, faiss_dim)
     out[:, x.shape[1]] = constant
     return out
 
@@ -122,12 +121,4 @@ def build_leaf_ivf(router: NumpyRouter, docs: np.ndarray, leaf: np.ndarray, pq_m
         codes = ivf
         ivf = faiss.IndexIVFPQFastScan(codes)  # repacks the 4-bit codes for SIMD scanning
         ivf.referenced_objects = [codes, quantizer]  # it shares their quantizer without owning it
-    if rerank <= 0:
-        return ivf
-    flat = faiss.IndexFlatIP(faiss_dim)  # the exact vectors, looked up by id = corpus row
-    for s in range(0, len(docs), ADD_CHUNK):
-        flat.add(augment(docs[s : s + ADD_CHUNK], faiss_dim, 0.0))
-    refine = faiss.IndexRefine(ivf, flat)
-    refine.k_factor = max(1.0, rerank / 100)  # the file's default (k = 100); searches set R / k
-    refine.referenced_objects = [ivf, flat]  # the wrapper does not own them: keep them alive with it
-    return refine
+    return with_refine(ivf, docs, rerank) if rerank > 0 else ivf

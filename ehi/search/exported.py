@@ -19,6 +19,7 @@ import numpy as np
 
 from ehi.search.base import Searcher, SearchResult, as_matrix, log_grid, pad_results
 from ehi.search.export import augment, build_leaf_ivf
+from ehi.search.faiss_pq import with_refine
 from ehi.search.route import NumpyRouter
 
 FORMAT = "ehi-faiss-export"
@@ -92,6 +93,14 @@ class ExportedIndex(Searcher):
             meta["note"] = ("height >= 2: FAISS's quantizer only approximates EHI's beam search (summed level "
                             "logits; the beam normalises each level by a softmax); route with the router file")
         return cls(index, meta, router if height > 1 else None)
+
+    def reranked(self, docs: np.ndarray, rerank: int) -> "ExportedIndex":
+        """The same lists and codes with the best ``rerank`` re-scored exactly against ``docs``
+        (N, d), corpus order: shares this index, adds only the exact vectors."""
+        if self.refine is not None:
+            raise ValueError("this export already re-ranks")
+        return ExportedIndex(with_refine(self.index, as_matrix(docs), rerank), {**self.meta, "rerank": int(rerank)},
+                             self.router)
 
     # -- query path --
     def augment(self, queries: np.ndarray) -> np.ndarray:

@@ -22,6 +22,26 @@ from ehi.search.base import Searcher, SearchResult, as_matrix, log_grid, pad_res
 from ehi.search.faiss_ann import default_nlist
 
 PQ_SETTINGS = {"pq_m": None, "pq_nbits": 4, "pq_rerank": 1000}  # search.* keys, schema defaults
+ADD_CHUNK = 1 << 16  # rows padded and added at a time: bounds the extra copy of the corpus
+
+
+def pad(x: np.ndarray, dim: int) -> np.ndarray:
+    """x (n, d) widened with zero columns to (n, dim), float32."""
+    out = np.zeros((len(x), dim), dtype=np.float32)
+    out[:, : x.shape[1]] = x
+    return out
+
+
+def with_refine(base: faiss.Index, docs: np.ndarray, rerank: int) -> faiss.IndexRefine:
+    """``base`` (ids = rows of ``docs``) wrapped so that its best ``rerank`` candidates are re-scored
+    exactly against ``docs`` (N, d), zero-padded to the index's dimension (an IndexRefine)."""
+    flat = faiss.IndexFlatIP(base.d)  # looked up by id: row i of docs is vector i
+    for s in range(0, len(docs), ADD_CHUNK):
+        flat.add(pad(docs[s : s + ADD_CHUNK], base.d))
+    refine = faiss.IndexRefine(base, flat)
+    refine.k_factor = max(1.0, rerank / 100)  # a written file's default (k = 100); searches set R / k
+    refine.referenced_objects = [base, flat]  # the wrapper does not own them: keep them alive with it
+    return refine
 
 
 def default_pq_m(dim: int, nbits: int) -> int:
@@ -78,16 +98,22 @@ class IVFPQSearcher(Searcher):
             raise ValueError(f"faiss-ivfpq: nbits must be 4 or 8 and m must divide {dim}; got m={m}, nbits={nbits}")
         if len(emb) < 2**nbits:
             raise ValueError(f"faiss-ivfpq: {nbits}-bit codes need at least {2**nbits} documents, got {len(emb)}")
-        codes = f"PQ{m}x4fs" if nbits == 4 else f"PQ{m}x8"
-        spec = f"IVF{nlist},{codes}" + (",RFlat" if rerank > 0 else "")
-        index = faiss.index_factory(dim, spec, faiss.METRIC_INNER_PRODUCT)
+        codes = f"PQ{m}x4fs" if nbits == 4 else f"PQ{m}x8np"  # np: no polysemous training (slow, unused)
+        index = faiss.index_factory(dim, f"IVF{nlist},{codes}", faiss.METRIC_INNER_PRODUCT)
         ivf = faiss.extract_index_ivf(index)
         ivf.cp.seed, ivf.cp.spherical = int(seed), True  # as IVFSearcher: lists ranked by cosine
         if centroids is not None:  # a complete quantizer: train() then fits the codes only
             faiss.downcast_index(ivf.quantizer).add(as_matrix(centroids))
         index.train(_training_sample(emb, nlist, seed))
         index.add(emb)
-        return cls(index, {"nlist": nlist, "m": m, "nbits": nbits, "rerank": int(rerank), "seed": seed})
+        searcher = cls(index, {"nlist": nlist, "m": m, "nbits": nbits, "rerank": 0, "seed": seed})
+        return searcher.reranked(emb, rerank) if rerank > 0 else searcher
+
+    def reranked(self, emb: np.ndarray, rerank: int) -> "IVFPQSearcher":
+        """The same lists and codes, with the best ``rerank`` re-scored exactly against ``emb``."""
+        if self.rerank > 0:
+            raise ValueError("this index already re-ranks")
+        return IVFPQSearcher(with_refine(self._owner, as_matrix(emb), rerank), {**self.params, "rerank": int(rerank)})
 
     def _params(self, k: int, nprobe: int):
         ivf = faiss.SearchParametersIVF(nprobe=int(nprobe))

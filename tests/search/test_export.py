@@ -89,6 +89,9 @@ def test_pq_leaves_with_every_candidate_reranked_equal_flat_leaves(tmp_path, nbi
             np.testing.assert_allclose(p_scores, scores, rtol=1e-6, atol=1e-6)
         np.testing.assert_array_equal(pq.search(queries, 10, beam)[2], n_scored)
     unranked = ExportedIndex.build(index, pq_m=4, nbits=nbits)
+    docs = index.doc_emb.numpy()[np.argsort(index.perm)]  # corpus order
+    np.testing.assert_array_equal(unranked.reranked(docs, index.n_docs).search(queries, 10, 3)[0],
+                                  flat.search(queries, 10, 3)[0])  # the same codes, re-ranked afterwards
     overlap = np.mean([len(np.intersect1d(a, b)) / 10 for a, b in zip(unranked.search(queries, 10, 8)[0], rows)])
     assert 0.3 < overlap < 1.0  # codes alone approximate the scores: the re-ranking is doing the work
 
