@@ -46,10 +46,12 @@ def run_export(s: dict, out: dict, threads: int) -> None:
     names = s.get("systems", export.SYSTEMS)
     # ``groups``: systems built and timed together; at 10^6 holding every index at once would not
     # fit in memory, so the float32 and the compressed systems are measured one group after the other
-    for name, n in s["datasets"]:
+    # a dataset entry may name its own systems: [name, n, [system, ...]]
+    for name, n, *only in s["datasets"]:
         loaded = data.load(name, n, s["n_queries"])
-        for group in (s.get("groups") or [names]) if loaded is not None else []:
-            curves.append(export.run(name, *loaded, names=[x for x in group if x in names], rounds=s["rounds"],
+        wanted = [x for x in names if not only or x in only[0]]
+        for group in (s.get("groups") or [wanted]) if loaded is not None else []:
+            curves.append(export.run(name, *loaded, names=[x for x in group if x in wanted], rounds=s["rounds"],
                                      threads=min(threads, s.get("threads", threads)), n_latency=s["n_latency"],
                                      tree_steps=s["tree_steps"], max_frac=s.get("max_frac")))
     curves = pd.concat(curves, ignore_index=True)

@@ -30,10 +30,10 @@ import faiss
 import numpy as np
 from faiss.contrib.ivf_tools import add_preassigned
 
-from ehi.search.faiss_pq import ADD_CHUNK, pad, with_refine
+from ehi.search.faiss_pq import ADD_CHUNK, PQ_POINTS_PER_CENTROID, pad, with_refine
 from ehi.search.route import NumpyRouter
 
-PQ_TRAIN_SAMPLE = 100_000  # FAISS's own k-means caps at 256 points per centroid; 2^8 x 390 covers it
+PQ_TRAIN_SAMPLE = 100_000  # rows the codebooks are trained on (k-means then samples per centre)
 
 
 def leaf_centroids(router: NumpyRouter) -> tuple[np.ndarray, np.ndarray]:
@@ -92,7 +92,7 @@ def _train_pq(ivf, docs: np.ndarray, faiss_dim: int, nbits: int, seed: int) -> N
     if len(docs) < need:
         raise ValueError(f"{nbits}-bit PQ needs at least {need} documents to train its codebooks, got {len(docs)}")
     rows = np.random.default_rng(seed).choice(len(docs), min(PQ_TRAIN_SAMPLE, len(docs)), replace=False)
-    ivf.pq.cp.seed = int(seed)
+    ivf.pq.cp.seed, ivf.pq.cp.max_points_per_centroid = int(seed), PQ_POINTS_PER_CENTROID
     ivf.train(augment(docs[np.sort(rows)], faiss_dim, 0.0))
 
 

@@ -23,6 +23,9 @@ from ehi.search.faiss_ann import default_nlist
 
 PQ_SETTINGS = {"pq_m": None, "pq_nbits": 4, "pq_rerank": 1000}  # search.* keys, schema defaults
 ADD_CHUNK = 1 << 16  # rows padded and added at a time: bounds the extra copy of the corpus
+# Codebook k-means sample per centre (FAISS's default is 256): at 8 bits, 256 x 256 points for each of
+# d/4 sub-quantizers made training take minutes on the shared CPU; 64 is above FAISS's warning (39)
+PQ_POINTS_PER_CENTROID = 64
 
 
 def pad(x: np.ndarray, dim: int) -> np.ndarray:
@@ -100,8 +103,9 @@ class IVFPQSearcher(Searcher):
             raise ValueError(f"faiss-ivfpq: {nbits}-bit codes need at least {2**nbits} documents, got {len(emb)}")
         codes = f"PQ{m}x4fs" if nbits == 4 else f"PQ{m}x8np"  # np: no polysemous training (slow, unused)
         index = faiss.index_factory(dim, f"IVF{nlist},{codes}", faiss.METRIC_INNER_PRODUCT)
-        ivf = faiss.extract_index_ivf(index)
+        ivf = faiss.downcast_index(faiss.extract_index_ivf(index))  # IndexIVFPQ(FastScan): has .pq
         ivf.cp.seed, ivf.cp.spherical = int(seed), True  # as IVFSearcher: lists ranked by cosine
+        ivf.pq.cp.seed, ivf.pq.cp.max_points_per_centroid = int(seed), PQ_POINTS_PER_CENTROID
         if centroids is not None:  # a complete quantizer: train() then fits the codes only
             faiss.downcast_index(ivf.quantizer).add(as_matrix(centroids))
         index.train(_training_sample(emb, nlist, seed))
