@@ -21,7 +21,7 @@ import numpy as np
 from ehi.search.base import SearchResult, as_matrix, log_grid, pad_results
 from ehi.search.faiss_ann import FaissSearcher, default_nlist
 
-PQ_SETTINGS = {"pq_m": None, "pq_nbits": 4, "pq_rerank": 1000}  # search.* keys, schema defaults
+PQ_SETTINGS = {"pq_m": None, "pq_nbits": 4, "pq_rerank": 1000}  # search.* keys, SearchConfig's defaults
 ADD_CHUNK = 1 << 16  # rows padded and added at a time: bounds the extra copy of the corpus
 # Codebook k-means sample per centre (FAISS's default is 256): at 8 bits, 256 x 256 points for each of
 # d/4 sub-quantizers made training take minutes on the shared CPU; 64 is above FAISS's warning (39)

@@ -34,6 +34,7 @@ import numpy as np
 from ehi.core.config import canonical
 from ehi.core.plugins import load_plugins
 from ehi.search.base import Searcher, SearchResult, log_grid
+from ehi.search.config import SearchConfig
 
 ENCODERS = ("pre", "de", "ehi")
 TREE = "tree"  # EHI's own beam search: searches an EHI index, not embeddings, so no AnnKind
@@ -96,11 +97,11 @@ def _hnsw_grid(n_docs, s):
 
 
 def _ivfpq_grid(n_docs, s):
-    """IVF's candidate lists, each with the configured codes (``search.pq_*``). The code size needs
-    the embedding dimension, which the grid does not see: ``dim`` is filled in by the sweep."""
-    from ehi.search.faiss_pq import pq_params
-
-    return [{**g, **pq_params(s, None)} for g in _ivf_grid(n_docs, s)]
+    """IVF's candidate lists, each with the configured codes (``search.pq_*``; a null ``pq_m`` is
+    left to the build, which needs the embedding dimension). No faiss import: the Snakefile pays none."""
+    s = s if s is not None else SearchConfig()
+    codes = {**({"m": int(s.pq_m)} if s.pq_m else {}), "nbits": int(s.pq_nbits), "rerank": int(s.pq_rerank)}
+    return [{**g, **codes} for g in _ivf_grid(n_docs, s)]
 
 
 def _scann_grid(n_docs, s):
