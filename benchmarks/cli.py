@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from ehi.core.io import write_parquet
 
-from benchmarks import build, data, report, search, stream, systems, training
+from benchmarks import build, data, export, report, search, stream, systems, training
 from benchmarks.settings import settings
 
 log = logging.getLogger(__name__)
@@ -39,6 +39,24 @@ def run_search(s: dict, out: dict, threads: int) -> None:
     curves = pd.concat(curves, ignore_index=True)
     _write(curves, out["curves"], s)
     _write(search.matched(curves), out["matched"], s)
+
+
+def run_export(s: dict, out: dict, threads: int) -> None:
+    curves = []
+    names = s.get("systems", export.SYSTEMS)
+    # ``groups``: systems built and timed together; at 10^6 holding every index at once would not
+    # fit in memory, so the float32 and the compressed systems are measured one group after the other
+    # a dataset entry may name its own systems: [name, n, [system, ...]]
+    for name, n, *only in s["datasets"]:
+        loaded = data.load(name, n, s["n_queries"])
+        wanted = [x for x in names if not only or x in only[0]]
+        for group in (s.get("groups") or [wanted]) if loaded is not None else []:
+            curves.append(export.run(name, *loaded, names=[x for x in group if x in wanted], rounds=s["rounds"],
+                                     threads=min(threads, s.get("threads", threads)), n_latency=s["n_latency"],
+                                     tree_steps=s["tree_steps"], max_frac=s.get("max_frac")))
+    curves = pd.concat(curves, ignore_index=True)
+    _write(curves, out["curves"], s)
+    _write(export.matched(curves), out["matched"], s)
 
 
 def run_build(s: dict, out: dict, threads: int) -> None:
@@ -67,7 +85,7 @@ def run_report(s: dict, out: dict, threads: int) -> None:
 
 
 RULES = {"bench_search": run_search, "bench_build": run_build, "bench_training": run_training,
-         "bench_stream": run_stream, "bench_report": run_report}
+         "bench_stream": run_stream, "bench_export": run_export, "bench_report": run_report}
 
 OUTPUTS = {
     "bench_search": {"curves": "search_curves.parquet", "matched": "search_matched.parquet"},
@@ -75,6 +93,7 @@ OUTPUTS = {
     "bench_training": {"steps": "training_steps.parquet", "reindex": "reindex.parquet",
                        "efficiency": "efficiency.parquet"},
     "bench_stream": {"stream": "stream.parquet"},
+    "bench_export": {"curves": "export_curves.parquet", "matched": "export_matched.parquet"},
     "bench_report": {"summary": "summary.md"},
 }
 

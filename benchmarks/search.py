@@ -73,18 +73,20 @@ def time_point(searcher, queries, lat_queries, k, budget, threads) -> dict:
 
 def run(dataset: str, docs: np.ndarray, queries: np.ndarray, names=systems.EHI + systems.PEERS, k: int = 100,
         rounds: int = 3, threads: int = 2, n_latency: int = 100, stop_recall: float = 0.995,
-        max_frac: float | None = None, tree_steps: int = 200, seed: int = 0) -> pd.DataFrame:
-    """The measured curves: one row per (system, budget) with recall, fraction scored and timings."""
+        max_frac: float | None = None, tree_steps: int = 200, seed: int = 0, height: int = 2,
+        build=systems.build) -> pd.DataFrame:
+    """The measured curves: one row per (system, budget) with recall, fraction scored and timings.
+    ``height``: of the trained tree (B^H about sqrt(N) leaves); ``build(name, docs, tree)`` makes each system."""
     set_threads(threads)
     if max_frac is None:  # small corpora are cheap to sweep far; at 10^6 a 25% scan is already slow
         max_frac = 0.6 if len(docs) <= 20_000 else 0.25
     truth = FlatSearcher.build(docs).search_ids(queries, k)[0]
-    height, branching = tree_shape(len(docs))
+    height, branching = tree_shape(len(docs), height)
     tree, facts = train_tree(docs, height, branching, steps=tree_steps, seed=seed)
     log.info("%s: tree %s", dataset, facts)
     built, frames = {}, []
     for name in names:
-        searcher, seconds = systems.build(name, docs, tree)
+        searcher, seconds = build(name, docs, tree)
         points = recall_curve(searcher, queries, truth, k, stop_recall, max_frac)
         built[name] = (searcher, points)
         log.info("%s %s: built in %.1f s, %d sweep points", dataset, name, seconds, len(points))

@@ -22,7 +22,8 @@ from ehi.search.tree_index import EHIIndex
 from ehi.search.tree_scan import ScanIndex
 
 EHI = ("ehi-scan", "ehi-torch")
-PEERS = tuple(k for k in KINDS if ann_kind(k).tuned)  # every built-in ANNS kind but exact search
+COMPRESSED = ("faiss-ivfpq",)  # PQ codes: compared with EHI's own PQ leaves in the export family
+PEERS = tuple(k for k in KINDS if ann_kind(k).tuned and k not in COMPRESSED)  # float ANNS kinds, exact aside
 HNSW = {"M": 16, "ef_construction": 100}
 ROUTE_THREADS = 1  # EHI's tree passes on one torch thread (see ehi.search.tree_scan.ScanIndex)
 

@@ -12,4 +12,8 @@ def __getattr__(name):
         from ehi.serve.api import load_index
 
         return load_index
+    if name == "export_faiss":
+        from ehi.serve.export_faiss import export_faiss
+
+        return export_faiss
     raise AttributeError(f"module 'ehi' has no attribute {name!r}")

@@ -29,7 +29,7 @@ from ehi.core.schemas import SPLITS
 METRIC_NAMES = ("hits", "hit_rate", "precision", "recall", "f1", "mrr", "map", "dcg", "dcg_burges", "ndcg",
                 "ndcg_burges", "r-precision", "bpref", "psp")
 NEEDS_CUTOFF = ("psp",)
-UNTUNED_SEARCHES = ("exact", "tree")  # every other search tunes its build parameters on search.tune_split
+UNTUNED_SEARCHES = ("exact", "tree", "tree-pq")  # every other search tunes its build parameters on search.tune_split
 BEIR_LAYOUT_SOURCES = ("beir", "scifact", "fiqa", "nfcorpus")  # dataset.path holds qrels/<split>.tsv
 
 
@@ -77,7 +77,7 @@ def variant_trains(config: dict, train_schema: dict) -> dict[str, dict]:
 
 def _searches_tree(config: dict, where: str) -> bool:
     systems = config["search"]["systems"] if where == "train" else config["ablation_systems"]
-    return "ehi+tree" in systems
+    return "ehi+tree" in systems or "ehi+tree-pq" in systems  # both sweep search.ehi_beams
 
 
 def _trains_ehi(config: dict, where: str) -> bool:

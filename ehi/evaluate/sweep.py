@@ -1,7 +1,7 @@
 """One system, every budget: the glue between embeddings, an index and a run table.
 
 A system is ``{encoder}+{search}`` (DESIGN.md section 4). ``tree`` is EHI's own beam search over
-its index; every other search is an ANNS kind of :mod:`ehi.search.registry`, whose build parameters are tuned
+its index (``tree-pq`` the same over its leaves as PQ codes); every other search is an ANNS kind of :mod:`ehi.search.registry`, whose build parameters are tuned
 on the tune split's queries (never on the evaluated split) before it is swept on the evaluated one.
 """
 
@@ -17,7 +17,7 @@ from ehi.data.dataset import Dataset
 from ehi.data.judgements import judged_query_ids
 from ehi.evaluate.metrics import run_frame, time_search
 from ehi.search.config import SearchConfig
-from ehi.search.registry import TREE, ann_kind, build_searcher, log_grid
+from ehi.search.registry import TREE, TREES, ann_kind, build_searcher, log_grid
 from ehi.search.tune import default_grid, tune_on_dev
 
 log = logging.getLogger(__name__)
@@ -51,6 +51,20 @@ def _ehi_tree(index_dir, settings: SearchConfig):
     return "beam", budgets, lambda q, k, b: index.search(q, b, k), {"n_leaves": len(index.leaf_sizes)}
 
 
+def _ehi_tree_pq(index_dir, settings: SearchConfig):
+    """EHI's leaves as PQ codes (the export, in memory), searched at the tree's beams."""
+    from ehi.search.exported import ExportedIndex
+    from ehi.search.faiss_pq import pq_params
+    from ehi.search.tree_index import EHIIndex
+
+    index = EHIIndex.load(index_dir)
+    params = pq_params(settings, index.doc_emb.shape[1])
+    searcher = ExportedIndex.build(index, pq_m=params["m"], nbits=params["nbits"], rerank=params["rerank"])
+    searcher.set_threads(settings.threads)
+    budgets = beam_grid(len(index.leaf_sizes), settings.ehi_beams)
+    return "beam", budgets, searcher.search, {"n_leaves": len(index.leaf_sizes), **params}
+
+
 def _anns(kind, corpus_emb, tune_emb, settings: SearchConfig):
     params = {}
     if ann_kind(kind).tuned:
@@ -72,8 +86,8 @@ def search_system(system: str, variant: str, dataset: Dataset, corpus_emb: np.nd
     rows = split_rows(dataset, split)
     queries = np.ascontiguousarray(query_emb[rows])
     k = min(settings.k, len(corpus_emb))
-    if method == TREE:
-        param, budgets, search, built = _ehi_tree(index_dir, settings)
+    if method in TREES:
+        param, budgets, search, built = (_ehi_tree if method == TREE else _ehi_tree_pq)(index_dir, settings)
     else:
         if ann_kind(method).tuned and settings.tune_split == split:  # tuning on the test queries
             raise ConfigError(f"search.tune_split {split!r} is the evaluated split; tune on another split")

@@ -34,10 +34,14 @@ import numpy as np
 from ehi.core.config import canonical
 from ehi.core.plugins import load_plugins
 from ehi.search.base import Searcher, SearchResult, log_grid
+from ehi.search.config import SearchConfig
 
 ENCODERS = ("pre", "de", "ehi")
 TREE = "tree"  # EHI's own beam search: searches an EHI index, not embeddings, so no AnnKind
+TREE_PQ = "tree-pq"  # the same search over EHI's leaves as PQ codes (ehi.search.faiss_pq)
+TREES = (TREE, TREE_PQ)  # the searches of an EHI index
 TREE_SETTINGS = ("ehi_beams",)
+PQ_SETTINGS = ("pq_m", "pq_nbits", "pq_rerank")  # search.* keys of the PQ codes (tree-pq, faiss-ivfpq)
 COMMON_SETTINGS = ("k", "batch_size", "threads")  # search.* keys every system's search reads
 
 
@@ -92,6 +96,14 @@ def _hnsw_grid(n_docs, s):
     return [{"M": m, "ef_construction": s.hnsw_ef_construction} for m in s.hnsw_M]
 
 
+def _ivfpq_grid(n_docs, s):
+    """IVF's candidate lists, each with the configured codes (``search.pq_*``; a null ``pq_m`` is
+    left to the build, which needs the embedding dimension). No faiss import: the Snakefile pays none."""
+    s = s if s is not None else SearchConfig()
+    codes = {**({"m": int(s.pq_m)} if s.pq_m else {}), "nbits": int(s.pq_nbits), "rerank": int(s.pq_rerank)}
+    return [{**g, **codes} for g in _ivf_grid(n_docs, s)]
+
+
 def _scann_grid(n_docs, s):
     return [{"num_leaves": n} for n in (s and s.scann_leaves) or _list_sizes(n_docs)]
 
@@ -112,6 +124,8 @@ _BUILTIN = (
             line_style=(0, (5, 1, 1, 1))),
     AnnKind("scann-ah", f"{_SCANN}:ScannSearcher", _scann_ah_grid, ("scann_leaves",), (("scoring", "ah"),),
             line_style=(0, (1, 1))),
+    AnnKind("faiss-ivfpq", "ehi.search.faiss_pq:IVFPQSearcher", _ivfpq_grid, ("ivf_nlist", *PQ_SETTINGS),
+            line_style=(0, (3, 1, 1, 1, 1, 1))),
 )
 _REGISTRY: dict[str, AnnKind] = {kind.name: kind for kind in _BUILTIN}
 KINDS = tuple(_REGISTRY)  # the built-in kinds; kinds() adds the plugins'
@@ -119,7 +133,7 @@ KINDS = tuple(_REGISTRY)  # the built-in kinds; kinds() adds the plugins'
 
 def register_kind(kind: AnnKind) -> AnnKind:
     """Add an ANNS kind (a plugin's); a name already taken is an error, not a silent override."""
-    if kind.name in _REGISTRY or kind.name == TREE:
+    if kind.name in _REGISTRY or kind.name in TREES:
         raise ValueError(f"ANNS kind {kind.name!r} is already registered")
     if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", kind.name):
         raise ValueError(f"ANNS kind name {kind.name!r}: use lower-case letters, digits, '-' and '_'")
@@ -141,8 +155,8 @@ def ann_kind(name: str) -> AnnKind:
 
 
 def searches() -> tuple[str, ...]:
-    """The search halves a system name may have: EHI's tree and every ANNS kind."""
-    return (TREE, *kinds())
+    """The search halves a system name may have: EHI's trees (tree, tree-pq) and every ANNS kind."""
+    return (*TREES, *kinds())
 
 
 def system_pattern(encoders=ENCODERS) -> str:
@@ -164,13 +178,20 @@ def rule_settings(search_section: dict, system: str) -> dict:
     """The search keys one system's search reads, keys sorted: the search rule's params, so a change
     to ``hnsw_M`` reruns the HNSW searches only and reordering the section reruns nothing."""
     search = system.split("+", 1)[1]
-    keys = COMMON_SETTINGS + TREE_SETTINGS if search == TREE else ann_kind(search).rule_settings_keys()
+    if search == TREE:
+        keys = COMMON_SETTINGS + TREE_SETTINGS
+    elif search == TREE_PQ:
+        keys = COMMON_SETTINGS + TREE_SETTINGS + PQ_SETTINGS
+    else:
+        keys = ann_kind(search).rule_settings_keys()
     return canonical({key: search_section[key] for key in keys if key in search_section})
 
 
 def line_style(search: str):
     """The KMR figure's line style of a search half (EHI's tree solid; unknown kinds solid)."""
     load_plugins()
+    if search == TREE_PQ:
+        return (0, (5, 2))  # dashed: the compressed tree
     return "-" if search == TREE or search not in _REGISTRY else _REGISTRY[search].line_style
 
 
@@ -197,12 +218,13 @@ def load_searcher(path: str | os.PathLike) -> Searcher:
 def __getattr__(name):
     # the searcher classes, re-exported without importing faiss/scann with the registry
     classes = {"FlatSearcher": f"{_FAISS}:FlatSearcher", "IVFSearcher": f"{_FAISS}:IVFSearcher",
-               "HNSWSearcher": f"{_FAISS}:HNSWSearcher", "ScannSearcher": f"{_SCANN}:ScannSearcher"}
+               "HNSWSearcher": f"{_FAISS}:HNSWSearcher", "ScannSearcher": f"{_SCANN}:ScannSearcher",
+               "IVFPQSearcher": "ehi.search.faiss_pq:IVFPQSearcher"}
     if name in classes:
         return _resolve(classes[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["KINDS", "AnnKind", "Searcher", "SearchResult", "ann_kind", "build_searcher", "check_systems",
+__all__ = ["KINDS", "TREE", "TREE_PQ", "TREES", "AnnKind", "Searcher", "SearchResult", "ann_kind", "build_searcher", "check_systems",
            "kinds", "line_style", "load_searcher", "log_grid", "register_kind", "rule_settings", "searches",
            "system_pattern"]

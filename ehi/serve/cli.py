@@ -5,6 +5,7 @@
     cat queries.txt | ehi search --index DIR --queries-file -             # stdin
     ehi search --index DIR --queries-file queries.txt --out run.tsv        # written whole or not at all
     ehi info --index DIR                                                  # tree, leaf balance, config
+    ehi export-faiss --index DIR --out ehi.faiss [--pq 96]                # a faiss.read_index file
 
 Query files are read and searched in batches (``--batch-size``) and the results are printed as
 each batch finishes, so a long file streams. Their output is TSV with a header:
@@ -37,7 +38,7 @@ TITLE_WIDTH = 80
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ehi", description="Search or describe an EHI search index.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{search,info}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{search,info,export-faiss}")
     search = sub.add_parser("search", help="ranked documents for one or more queries")
     search.add_argument("--index", required=True, help="search-index directory (ehi.serve.api.save_search_index)")
     source = search.add_mutually_exclusive_group(required=True)
@@ -58,6 +59,16 @@ def build_parser() -> argparse.ArgumentParser:
     info.add_argument("--index", required=True, help="search-index directory")
     info.add_argument("--json", action="store_true", help="print the description as JSON")
     info.add_argument("-v", "--verbose", action="store_true", help="show the traceback of an error")
+    export = sub.add_parser("export-faiss", help="write the index as a FAISS file (+ FILE.json)")
+    export.add_argument("--index", required=True, help="search-index (or EHI index) directory")
+    export.add_argument("--out", required=True, metavar="FILE", help="FAISS file to write; FILE.json goes beside it")
+    export.add_argument("--pq", type=int, default=None, metavar="M",
+                        help="product-quantize the leaves with M sub-quantizers (M divides the dimension)")
+    export.add_argument("--nbits", type=int, choices=(4, 8), default=4,
+                        help="bits per PQ code: 4 = fast scan, 8 = IndexIVFPQ (default: 4)")
+    export.add_argument("--rerank", type=int, default=0, metavar="R",
+                        help="re-score the best R candidates exactly (IndexRefineFlat; default: 0 = off)")
+    export.add_argument("-v", "--verbose", action="store_true", help="show the traceback of an error")
     return parser
 
 
@@ -176,13 +187,31 @@ def _search(args) -> None:
             run_search(index, queries, args, out)
 
 
+def _export(args) -> int:
+    from ehi.search.exported import ExportError
+    from ehi.serve.export_faiss import export_faiss
+
+    try:
+        exported = export_faiss(args.index, args.out, pq_m=args.pq, nbits=args.nbits, rerank=args.rerank)
+    except (ExportError, ValueError) as err:
+        raise SearchIndexError(str(err)) from None
+    meta = exported.meta
+    print(f"wrote {args.out} ({meta['faiss_index']}, {meta['n_docs']} documents, {meta['n_leaves']} lists, "
+          f"dim {meta['faiss_dim']}) and {args.out}.json")
+    if not meta["exact_in_faiss"]:
+        print(f"note: height {meta['height']}: {meta['note']}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # user errors (a broken index, a bad argument or query file, OSError on a named file): one
     # line, a non-zero exit, no traceback; anything else is a bug and keeps its traceback
     with exit_on_user_error(f"ehi {args.command}", also=(OSError,), verbose=args.verbose):
         try:
-            if args.command == "info":
+            if args.command == "export-faiss":
+                _export(args)
+            elif args.command == "info":
                 info = load_index(args.index, device="cpu").info()
                 print(json.dumps(info, indent=2, sort_keys=True) if args.json else format_info(args.index, info))
             else:

@@ -27,8 +27,9 @@ def toy():
 
 @pytest.fixture(scope="module")
 def searchers(toy):
-    # AH re-scores only its 100 best candidates exactly (10 x k): full budget must still be exact
-    params = {"scann-ah": {"reorder_k": 100}}
+    # AH re-scores only its 100 best candidates exactly (10 x k): full budget must still be exact;
+    # IVF-PQ re-scores every candidate, so its full budget is exact too
+    params = {"scann-ah": {"reorder_k": 100}, "faiss-ivfpq": {"rerank": N_DOCS}}
     return {kind: build_searcher(kind, toy[0], **params.get(kind, {})) for kind in KINDS}
 
 

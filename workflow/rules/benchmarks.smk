@@ -79,9 +79,28 @@ rule bench_stream:
         "../../benchmarks/snake.py"
 
 
+rule bench_export:
+    # issue 16: EHI through its exported FAISS index, and with PQ-coded leaves against ScaNN-AH / IVF-PQ
+    output:
+        curves=f"{BENCH}/export_curves.parquet",
+        matched=f"{BENCH}/export_matched.parquet",
+    params:
+        settings={**BENCH_SETTINGS["export"], "quick": QUICK, "version": BENCH_VERSION},
+    log:
+        "logs/benchmarks/export.log",
+    benchmark:
+        "logs/benchmarks/export.tsv"
+    threads: workflow.cores
+    conda:
+        ENV
+    script:
+        "../../benchmarks/snake.py"
+
+
 rule bench_report:
     input:
         rules.bench_search.output,
+        rules.bench_export.output,
         rules.bench_build.output,
         rules.bench_training.output,
         rules.bench_stream.output,

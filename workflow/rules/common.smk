@@ -103,7 +103,7 @@ def search_inputs(wildcards):
     model, method = wildcards.system.split("+")
     emb = f"{R}/{wildcards.variant}/{model}/emb"
     inputs = {"data": DATA_FILES, "corpus": f"{emb}/corpus.npy", "queries": f"{emb}/queries.npy"}
-    if method == "tree":
+    if method in ("tree", "tree-pq"):
         inputs["index"] = f"{R}/{wildcards.variant}/ehi/index"
     return inputs
 

@@ -1,0 +1,227 @@
+"""An exported EHI index on disk and in use: FILE (FAISS), FILE.json (how to use it), and for
+height >= 2 FILE.router.safetensors (EHI's routing in numpy).
+
+Loading checks every file against the others before the index is used (a FAISS file of another
+dimension, a JSON with no id map, a router of another tree) and names the file at fault.
+:class:`ExportedIndex` follows the :mod:`ehi.search.base` contract with the beam as budget:
+for height 1 it searches with FAISS alone (``nprobe = beam``), as a user of the file would; for
+height >= 2 the numpy router picks the leaves and FAISS scans them (``search_preassigned``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+from ehi.search.base import Searcher, SearchResult, as_matrix, log_grid, pad_results
+from ehi.search.export import augment, build_leaf_ivf
+from ehi.search.faiss_pq import with_refine
+from ehi.search.route import NumpyRouter
+
+FORMAT = "ehi-faiss-export"
+FORMAT_VERSION = 1
+REQUIRED = ("format", "format_version", "dim", "faiss_dim", "n_docs", "n_leaves", "height", "branching",
+            "doc_ids", "rerank")
+
+
+class ExportError(ValueError):
+    """An export that is missing, malformed, or whose files do not belong together."""
+
+
+def _base_ivf(index):
+    """The IVF inside an (optionally IndexRefine-wrapped) index, downcast to its real type."""
+    base = faiss.downcast_index(index.base_index) if isinstance(index, faiss.IndexRefine) else index
+    return faiss.downcast_index(base)
+
+
+class ExportedIndex(Searcher):
+    """A FAISS IVF index over EHI's leaves plus its meta (doc ids, augmentation) and, for H >= 2, the router."""
+
+    name = "ehi-faiss"
+    budget_param = "beam"
+
+    def __init__(self, index, meta: dict, router: NumpyRouter | None = None):
+        super().__init__(index.ntotal, {k: meta.get(k) for k in ("height", "branching", "pq", "rerank")})
+        self.index, self.meta, self.router = index, meta, router
+        self.ivf = _base_ivf(index)
+        self.refine = index if isinstance(index, faiss.IndexRefine) else None
+        self.quantizer = faiss.downcast_index(self.ivf.quantizer)
+        self.dim, self.faiss_dim = int(meta["dim"]), int(meta["faiss_dim"])
+        self.rerank = int(meta["rerank"] or 0)
+        self.doc_ids = list(meta["doc_ids"])
+        invlists = self.ivf.invlists
+        self.list_sizes = np.array([invlists.list_size(i) for i in range(self.ivf.nlist)], dtype=np.int64)
+
+    @classmethod
+    def build(cls, ehi_index, doc_ids=None, pq_m: int | None = None, nbits: int = 4, rerank: int = 0,
+              seed: int = 0) -> "ExportedIndex":
+        """Export an :class:`~ehi.search.tree_index.EHIIndex` (``doc_ids``: row -> id; default the row)."""
+        docs = np.empty_like(ehi_index.doc_emb.numpy())
+        docs[ehi_index.perm] = ehi_index.doc_emb.numpy()  # corpus order: FAISS ids are corpus rows
+        return cls.from_leaves(ehi_index.indexer, docs, ehi_index.doc_leaf, doc_ids, pq_m, nbits, rerank, seed)
+
+    @classmethod
+    def from_tree(cls, indexer, docs: np.ndarray, **kwargs) -> "ExportedIndex":
+        """Export straight from a trained tree and the corpus (N, d): one assignment pass, no sorted copy."""
+        return cls.from_leaves(indexer, as_matrix(docs), indexer.assign_leaves(docs), **kwargs)
+
+    @classmethod
+    def from_leaves(cls, indexer, docs: np.ndarray, leaf: np.ndarray, doc_ids=None, pq_m: int | None = None,
+                    nbits: int = 4, rerank: int = 0, seed: int = 0) -> "ExportedIndex":
+        """The export of ``indexer``'s tree over ``docs`` (N, d), corpus order, in leaves ``leaf`` (N,)."""
+        router = NumpyRouter.from_indexer(indexer)
+        index = build_leaf_ivf(router, docs, leaf, pq_m, nbits, rerank, seed)
+        doc_ids = [str(i) for i in range(len(docs))] if doc_ids is None else [str(i) for i in doc_ids]
+        if len(doc_ids) != len(docs):
+            raise ExportError(f"{len(doc_ids)} document ids for an index of {len(docs)} documents")
+        faiss_dim, height = int(index.d), indexer.height
+        meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "dim": router.dim, "faiss_dim": faiss_dim,
+                "n_docs": len(docs), "n_leaves": router.n_leaves, "height": height,
+                "branching": indexer.branching, "metric": "inner_product",
+                "faiss_index": type(_base_ivf(index)).__name__, "rerank": int(rerank),
+                "pq": None if pq_m is None else {"m": int(pq_m), "sub_quantizers": int(pq_m) + 1, "nbits": int(nbits)},
+                "exact_in_faiss": height == 1, "routing": "faiss" if height == 1 else "router",
+                "query_augmentation": {"append": [1.0] + [0.0] * (faiss_dim - router.dim - 1),
+                                       "how": f"search [q, 1, 0 x {faiss_dim - router.dim - 1}] ({faiss_dim} "
+                                              f"dims) for a query embedding q ({router.dim} dims)"},
+                "nprobe": "nprobe = EHI's beam (leaves visited)", "doc_ids": doc_ids}
+        if height > 1:
+            meta["note"] = ("height >= 2: FAISS's quantizer only approximates EHI's beam search (summed level "
+                            "logits; the beam normalises each level by a softmax); route with the router file")
+        return cls(index, meta, router if height > 1 else None)
+
+    def reranked(self, docs: np.ndarray, rerank: int) -> "ExportedIndex":
+        """The same lists and codes with the best ``rerank`` re-scored exactly against ``docs``
+        (N, d), corpus order: shares this index, adds only the exact vectors."""
+        if self.refine is not None:
+            raise ValueError("this export already re-ranks")
+        return ExportedIndex(with_refine(self.index, as_matrix(docs), rerank), {**self.meta, "rerank": int(rerank)},
+                             self.router)
+
+    # -- query path --
+    def augment(self, queries: np.ndarray) -> np.ndarray:
+        queries = as_matrix(queries)
+        if queries.shape[1] != self.dim:
+            raise ExportError(f"queries have {queries.shape[1]} dimensions, the index expects {self.dim}")
+        return augment(queries, self.faiss_dim, 1.0)
+
+    def route(self, aug: np.ndarray, beam: int) -> tuple[np.ndarray, np.ndarray]:
+        """Leaves (nq, beam) and their routing scores: FAISS's quantizer (H = 1) or the router."""
+        if not 1 <= beam <= self.ivf.nlist:
+            raise ValueError(f"beam must be in 1..{self.ivf.nlist}, got {beam}")
+        if self.router is None:
+            scores, leaves = self.quantizer.search(aug, int(beam))
+            return leaves, scores
+        return self.router.beam_search(aug[:, : self.dim], int(beam))
+
+    def _k_base(self, k: int) -> int:
+        return max(k, self.rerank) if self.refine is not None else k
+
+    def search(self, queries: np.ndarray, k: int, budget_value: int) -> SearchResult:
+        aug = self.augment(queries)
+        leaves, coarse = self.route(aug, budget_value)
+        n_scored = self.list_sizes[leaves].sum(axis=1)
+        self.ivf.nprobe = leaves.shape[1]
+        scores, rows = self.ivf.search_preassigned(aug, self._k_base(k), leaves, coarse.astype(np.float32))
+        if self.refine is not None:
+            scores, rows = self._rerank(aug, rows, k)
+        return (*pad_results(rows, scores, k), n_scored.astype(np.int64))
+
+    def _rerank(self, aug: np.ndarray, rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Exact scores of the candidates ``rows`` (nq, R) from the refine index; the best k."""
+        exact = np.empty(rows.shape, dtype=np.float32)
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        flat = faiss.downcast_index(self.refine.refine_index)
+        flat.compute_distance_subset(len(aug), faiss.swig_ptr(aug), rows.shape[1], faiss.swig_ptr(exact),
+                                     faiss.swig_ptr(rows))  # -1 -> -inf
+        order = np.argsort(-exact, axis=1, kind="stable")[:, :k]
+        return np.take_along_axis(exact, order, axis=1), np.take_along_axis(rows, order, axis=1)
+
+    def search_ids(self, queries, k, budget_value):
+        if self.router is not None:
+            rows, scores, _ = self.search(queries, k, budget_value)
+            return rows, scores
+        aug = self.augment(queries)  # FAISS alone, as a user of the file searches it
+        ivf_params = faiss.SearchParametersIVF(nprobe=int(budget_value))
+        params = ivf_params if self.refine is None else faiss.IndexRefineSearchParameters(
+            k_factor=(self._k_base(k) + 0.5) / k, base_index_params=ivf_params)
+        scores, rows = self.index.search(aug, int(k), params=params)
+        return pad_results(rows, scores, k)
+
+    def default_sweep(self) -> list[int]:
+        return log_grid(1, self.ivf.nlist, 20)
+
+    # -- files --
+    def write(self, path: str | os.PathLike) -> Path:
+        """FILE, FILE.json and (height >= 2) FILE.router.safetensors."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        faiss.write_index(self.index, str(path))
+        meta = {**self.meta, "faiss_file": path.name}
+        if self.router is not None:
+            self.router.save(router_path(path))
+            meta["router_file"] = router_path(path).name
+        meta_path(path).write_text(json.dumps(meta, indent=1) + "\n")
+        return path
+
+
+def meta_path(path: Path) -> Path:
+    return path.with_name(path.name + ".json")
+
+
+def router_path(path: Path) -> Path:
+    return path.with_name(path.name + ".router.safetensors")
+
+
+def read_meta(path: Path) -> dict:
+    jpath = meta_path(path)
+    if not jpath.exists():
+        raise ExportError(f"{jpath}: missing (an export is FILE plus FILE.json with the id map and augmentation)")
+    try:
+        meta = json.loads(jpath.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ExportError(f"{jpath}: not valid JSON: {err}") from None
+    missing = [k for k in REQUIRED if not isinstance(meta, dict) or k not in meta]
+    if missing:
+        raise ExportError(f"{jpath}: missing {', '.join(missing)}" + (" (the doc-id map)" if "doc_ids" in missing else ""))
+    if meta["format"] != FORMAT or meta["format_version"] != FORMAT_VERSION:
+        raise ExportError(f"{jpath}: format {meta['format']!r} v{meta['format_version']}, expected {FORMAT!r} v{FORMAT_VERSION}")
+    return meta
+
+
+def load_export(path: str | os.PathLike, route_threads: int | None = 1) -> ExportedIndex:
+    """Read an export written by :meth:`ExportedIndex.write`, checking that its files agree."""
+    path = Path(path)
+    if not path.exists():
+        raise ExportError(f"{path}: no such FAISS file")
+    meta = read_meta(path)
+    try:
+        index = faiss.read_index(str(path))
+    except RuntimeError as err:
+        raise ExportError(f"{path}: not a readable FAISS index: {str(err).splitlines()[0]}") from None
+    jpath = meta_path(path)
+    if index.d != meta["faiss_dim"] or meta["faiss_dim"] <= meta["dim"]:
+        raise ExportError(f"{path}: FAISS index of dimension {index.d}, but {jpath.name} says faiss_dim "
+                          f"{meta['faiss_dim']} for {meta['dim']}-dimensional queries")
+    if not isinstance(_base_ivf(index), faiss.IndexIVF) or _base_ivf(index).nlist != meta["n_leaves"]:
+        raise ExportError(f"{path}: not an IVF index with {meta['n_leaves']} lists, as {jpath.name} says")
+    if index.ntotal != meta["n_docs"] or len(meta["doc_ids"]) != index.ntotal:
+        raise ExportError(f"{path}: {index.ntotal} vectors, but {jpath.name} has n_docs {meta['n_docs']} and "
+                          f"{len(meta['doc_ids'])} doc ids")
+    router = None
+    if meta["height"] > 1:
+        rpath = router_path(path)
+        if not rpath.exists():
+            raise ExportError(f"{rpath}: missing (height {meta['height']} is routed by EHI's router, not by FAISS)")
+        try:
+            router = NumpyRouter.load(rpath, threads=route_threads)
+        except (ValueError, OSError) as err:
+            raise ExportError(f"{rpath}: {err}") from None
+        if router.dim != meta["dim"] or router.n_leaves != meta["n_leaves"]:
+            raise ExportError(f"{rpath}: a tree of dim {router.dim} with {router.n_leaves} leaves, but "
+                              f"{jpath.name} says dim {meta['dim']} with {meta['n_leaves']} leaves")
+    return ExportedIndex(index, meta, router)

@@ -1,0 +1,48 @@
+"""The numpy beam search equals TreeIndexer.beam_search (the torch one) leaf for leaf."""
+
+import numpy as np
+import pytest
+import torch
+
+from ehi.model.tree import TreeIndexer
+from ehi.search.route import NumpyRouter
+
+
+def _tree(height, branching, per_node, dim=16, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((400, dim)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    torch.manual_seed(seed)
+    tree = TreeIndexer(dim, height, branching, hidden=12, per_node=per_node).standardize_(x)
+    if per_node:
+        with torch.no_grad():
+            for delta in tree.node_delta:
+                delta.normal_(0, 0.3)
+    return tree, x
+
+
+@pytest.mark.parametrize("height,branching", [(2, 4), (2, 7), (3, 3), (3, 4)])
+@pytest.mark.parametrize("per_node", [False, True])
+def test_numpy_beam_search_equals_torch(height, branching, per_node):
+    tree, x = _tree(height, branching, per_node)
+    router = NumpyRouter.from_indexer(tree)
+    n_leaves = branching**height
+    for beam in sorted({1, 2, branching, branching + 1, n_leaves // 2, n_leaves}):
+        want_leaves, want_logp = tree.beam_search(torch.from_numpy(x), beam)
+        leaves, logp = router.beam_search(x, beam)
+        assert leaves.dtype == np.int64 and logp.dtype == np.float32 and leaves.shape == (len(x), beam)
+        np.testing.assert_array_equal(leaves, want_leaves.numpy())
+        np.testing.assert_allclose(logp, want_logp.numpy(), atol=1e-5, rtol=0)
+
+
+def test_saved_router_routes_the_same_and_checks_its_input(tmp_path):
+    tree, x = _tree(2, 5, per_node=True)
+    router = NumpyRouter.from_indexer(tree)
+    loaded = NumpyRouter.load(router.save(tmp_path / "router.safetensors"))
+    assert loaded.threads == 1  # one BLAS thread unless asked otherwise
+    for a, b in zip(loaded.beam_search(x, 7), router.beam_search(x, 7)):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="beam must be in 1..B"):
+        router.beam_search(x, 26)
+    with pytest.raises(ValueError, match=r"queries must be \(n, 16\)"):
+        router.beam_search(x[:, :8], 2)

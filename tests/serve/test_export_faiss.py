@@ -1,0 +1,57 @@
+"""`ehi export-faiss` and ehi.export_faiss: the file FAISS users load returns what `ehi search` returns."""
+
+import json
+
+import faiss
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+import ehi
+from ehi.model.encoder import load_encoder
+from ehi.model.tree import TreeIndexer
+from ehi.search.tree_index import EHIIndex
+from ehi.serve.api import load_index, save_search_index
+from ehi.serve.cli import main
+
+QUERIES = ["river castle", "violin engine harbor", "garden forest", "mountain"]
+
+
+@pytest.fixture(scope="module")
+def search_dir(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    words = ["river", "mountain", "castle", "garden", "engine", "violin", "harbor", "forest"]
+    corpus = pd.DataFrame({"doc_id": [f"d{i:02d}" for i in range(60)], "title": [f"T{i}" for i in range(60)],
+                           "text": [" ".join(rng.choice(words, 3, replace=False)) for _ in range(60)]})
+    encoder = load_encoder("tiny-random", max_length=16, device="cpu")
+    emb = encoder.encode((corpus.title + " " + corpus.text).tolist(), batch_size=16)
+    torch.manual_seed(0)
+    index = EHIIndex.build(emb, TreeIndexer(encoder.dim, height=1, branching=6).standardize_(emb))
+    return save_search_index(tmp_path_factory.mktemp("idx") / "search", index, encoder, corpus, {"height": 1})
+
+
+def test_cli_export_is_read_by_faiss_and_matches_ehi_search(search_dir, tmp_path, capsys):
+    out = tmp_path / "ehi.faiss"
+    assert main(["export-faiss", "--index", str(search_dir), "--out", str(out)]) == 0
+    assert "IndexIVFFlat" in capsys.readouterr().out
+    index, meta = faiss.read_index(str(out)), json.loads((tmp_path / "ehi.faiss.json").read_text())
+    served = load_index(search_dir, device="cpu")
+    q = served.encoder.encode(QUERIES, batch_size=4)
+    for beam in (1, 3, 6):
+        faiss.extract_index_ivf(index).nprobe = beam
+        aug = np.hstack([q, np.tile(np.float32(meta["query_augmentation"]["append"]), (len(q), 1))])
+        scores, rows = index.search(np.ascontiguousarray(aug, dtype=np.float32), 5)
+        hits = served.search(QUERIES, beam=beam, k=5)
+        for q_rows, q_hits in zip(rows, hits):
+            assert [meta["doc_ids"][r] for r in q_rows if r >= 0] == [h.doc_id for h in q_hits]
+
+
+def test_api_export_with_pq_and_a_bad_source(search_dir, tmp_path, capsys):
+    exported = ehi.export_faiss(search_dir, tmp_path / "pq.faiss", pq_m=8, rerank=60)
+    assert exported.meta["pq"] == {"m": 8, "sub_quantizers": 9, "nbits": 4}
+    assert isinstance(faiss.read_index(str(tmp_path / "pq.faiss")), faiss.IndexRefine)
+    with pytest.raises(SystemExit, match=f"export-faiss: error: {tmp_path}: neither a search index"):
+        main(["export-faiss", "--index", str(tmp_path), "--out", str(tmp_path / "x.faiss")])
+    with pytest.raises(SystemExit, match="M must divide the embedding dimension"):
+        main(["export-faiss", "--index", str(search_dir), "--out", str(tmp_path / "x.faiss"), "--pq", "7"])
