@@ -33,11 +33,14 @@ UNTUNED_SEARCHES = ("exact", "tree", "tree-pq")  # every other search tunes its 
 BEIR_LAYOUT_SOURCES = ("beir", "scifact", "fiqa", "nfcorpus")  # dataset.path holds qrels/<split>.tsv
 
 
-def check_config(config: dict, schema_path: str | os.PathLike, data_dir: str | os.PathLike | None = None) -> None:
+def check_config(config: dict, schema_path: str | os.PathLike, data_dir: str | os.PathLike | None = None,
+                 metric_families=()) -> None:
     """Every check below; ``config`` is already validated against (and filled from) the schema,
-    ``data_dir`` is where the dataset is (or will be) prepared."""
+    ``data_dir`` is where the dataset is (or will be) prepared, ``metric_families`` the registered
+    metric families beyond ranx's (ehi.evaluate.metric_registry.families: plugins included; passed
+    in because this module sits below the evaluation stage)."""
     train_schema = yaml.safe_load(Path(schema_path).read_text())["properties"]["train"]
-    check_metrics(config["evaluation"]["metrics"])
+    check_metrics(config["evaluation"]["metrics"], metric_families)
     trains = variant_trains(config, train_schema)
     n_docs = known_corpus_size(config["dataset"], data_dir)
     for where, train in trains.items():
@@ -47,11 +50,12 @@ def check_config(config: dict, schema_path: str | os.PathLike, data_dir: str | o
     check_splits(config, known_splits(config["dataset"], data_dir), trains)
 
 
-def check_metrics(metrics: list[str]) -> None:
+def check_metrics(metrics: list[str], extra_families=()) -> None:
+    known = (*METRIC_NAMES, *(f for f in extra_families if f not in METRIC_NAMES))
     for name in metrics:
         base, at, cut = name.partition("@")
-        if base not in METRIC_NAMES:
-            raise ConfigError(f"config evaluation.metrics: {name!r} is not a known metric; known: {', '.join(METRIC_NAMES)} "
+        if base not in known:
+            raise ConfigError(f"config evaluation.metrics: {name!r} is not a known metric; known: {', '.join(known)} "
                               "(with a cutoff, e.g. ndcg@10)")
         if (at or base in NEEDS_CUTOFF) and not re.fullmatch(r"[1-9][0-9]*", cut):
             raise ConfigError(f"config evaluation.metrics: {name!r} needs a cutoff of 1 or more after '@', e.g. {base}@10")

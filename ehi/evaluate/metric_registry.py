@@ -63,6 +63,12 @@ register_metric(Metric("psp", lambda ctx, ks: psp_scorer(ctx.qids, ctx.qrels, ct
                        needs=("inv_prop", "doc_ids"), why="propensities from the train split's label frequencies"))
 
 
+def families() -> tuple[str, ...]:
+    """Every registered family (psp and the plugins'): names the config check accepts beside ranx's."""
+    load_plugins()
+    return tuple(_REGISTRY)
+
+
 def family(name: str) -> str:
     return name.partition("@")[0]
 

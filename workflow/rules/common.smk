@@ -6,6 +6,7 @@ from snakemake.utils import Paramspace
 
 from ehi.core.versions import STAGES, upstream_versions
 from ehi.core.config_checks import check_config
+from ehi.evaluate.metric_registry import families as metric_families
 from ehi.core.errors import exit_on_user_error
 from ehi.data.manifest import check_manifest
 from ehi.core.config import canonical
@@ -26,7 +27,8 @@ DATA_MANIFEST = f"{DATA_DIR}/manifest.json"
 # schema cannot check (keys against each other and against the data), and a dataset whose source
 # copy or prepared tables changed since preparation (ehi/data/manifest.py)
 with exit_on_user_error("snakemake"):
-    check_config(config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"), DATA_DIR)
+    check_config(config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"), DATA_DIR,
+                 metric_families())
     check_manifest(DATA_DIR)
 # The conda environment every rule runs in (pip users already have it through pyproject.toml).
 ENV = "../envs/ehi.yaml"
