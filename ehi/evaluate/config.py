@@ -22,3 +22,5 @@ class EvaluationConfig(Section):
     n_permutations: int = 10000  # of Fisher's randomization test
     seed: int = 0
     alpha: float = 0.05  # after Holm correction
+    # {name: "<variant>/<system>"}: an ablation variant's system reported beside the main ones
+    variant_systems: dict[str, str] = field(default_factory=dict)

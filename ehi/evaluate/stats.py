@@ -133,20 +133,32 @@ def significance_table(per_query: pd.DataFrame, summary: pd.DataFrame, metric: s
 
 
 def significance_report(per_query: pd.DataFrame, metrics, targets=TARGETS, n_permutations: int = 10_000,
-                        seed: int = 0, alpha: float = 0.05, reference: str = "ehi+tree") -> pd.DataFrame:
+                        seed: int = 0, alpha: float = 0.05, reference: str = "ehi+tree",
+                        more_references: dict[str, str] | None = None) -> pd.DataFrame:
     """The paper's two questions for every metric, as one table with a ``family`` column.
 
     ``budgets``: EHI's tree against every other trained system at each target budget (one Holm
     family per metric and test); ``exact``: EHI's exact search against the DE's (a family of its
     own). The untrained encoder (``pre+``) is a reference point, not a baseline, and is left out.
+    ``more_references`` ({system: "tree", "exact" or another role}, e.g. ``{"ehi-warm+tree": "tree"}``, the
+    variant systems of :mod:`ehi.evaluate.variant_systems`) asks the same question of each of those
+    systems, each in families of its own: the same tests as EHI's, never pooled with them.
     """
     summary = summarize(per_query)
-    systems = sorted(s for s in per_query.system.unique() if s != reference and not s.startswith("pre+"))
+    present = set(per_query.system)
+    extra = set(more_references or {})
+    questions = [("budgets", reference, targets), ("exact", "ehi+exact", (1.0,))]
+    for name, role in (more_references or {}).items():  # any other role: in the table, in no family
+        if role in ("tree", "exact"):
+            questions.append(("budgets", name, targets) if role == "tree" else ("exact", name, (1.0,)))
     frames = []
     for metric in metrics:
-        for family, ref, others, tgts in (("budgets", reference, systems, targets),
-                                          ("exact", "ehi+exact", ["de+exact"], (1.0,))):
-            if ref not in set(per_query.system) or not set(others) & set(per_query.system):
+        for family, ref, tgts in questions:
+            if family == "budgets":  # the paper's systems; a variant system also against EHI's own tree
+                others = sorted(s for s in present if s != ref and not s.startswith("pre+") and s not in extra)
+            else:
+                others = ["de+exact"]
+            if ref not in present or not set(others) & present:
                 continue
             table = significance_table(per_query, summary, metric, ref, [s for s in others if s != ref], tgts,
                                        n_permutations=n_permutations, seed=seed, alpha=alpha)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import time
 from functools import partial
 
@@ -110,12 +111,17 @@ def main(argv=None) -> None:
     parser.add_argument("data_dir")
     parser.add_argument("emb_dir", help="folder with corpus.npy and queries.npy (frozen embeddings)")
     parser.add_argument("--height", type=int, default=1)
-    parser.add_argument("--branching", type=int, default=64)
+    parser.add_argument("--branching", type=int, nargs="+", default=[64],
+                        help="one screen per branching, each against IVF with as many lists")
+    parser.add_argument("--grid", type=json.loads, default=None,
+                        help=f'JSON object overriding keys of the screened grid, e.g. \'{{"steps": [0, 300]}}\' (default {GRID})')
     parser.add_argument("--out", required=True, help="table path without suffix (.md and .csv are written)")
     args = parser.parse_args(argv)
     dataset = Dataset.read(args.data_dir)
     doc_emb, q_emb = np.load(f"{args.emb_dir}/corpus.npy"), np.load(f"{args.emb_dir}/queries.npy")
-    table = screen(dataset, doc_emb, q_emb, args.height, args.branching)
+    grid = {**GRID, **(args.grid or {})}
+    table = pd.concat([screen(dataset, doc_emb, q_emb, args.height, b, grid).assign(branching=b) for b in args.branching],
+                      ignore_index=True)
     table.to_csv(f"{args.out}.csv", index=False)
     with open(f"{args.out}.md", "w") as fh:
         fh.write(table.to_markdown(index=False, floatfmt=".3f") + "\n")

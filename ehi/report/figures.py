@@ -43,7 +43,9 @@ def render_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", f
 
 def _style(system: str) -> dict:
     encoder, _, search = system.partition("+")
-    return {"color": ENCODER_COLOURS.get(encoder, "tab:gray"), "linestyle": line_style(search)}
+    base = encoder.split("-")[0]  # a variant system (ehi-warm+tree) in its encoder's colour, square markers
+    return {"color": ENCODER_COLOURS.get(encoder, ENCODER_COLOURS.get(base, "tab:gray")), "linestyle": line_style(search),
+            "marker": "s" if encoder != base else "o"}
 
 
 def save_figure(fig, path: str | os.PathLike) -> Path:
@@ -58,7 +60,7 @@ def draw_kmr(ax, summary: pd.DataFrame, metric: str, markersize: float = 3) -> N
     rows = summary[summary.metric == metric]
     for system, curve in rows.groupby("system"):
         curve = curve.sort_values("frac_visited")
-        ax.plot(100 * curve.frac_visited, curve.value, marker="o", markersize=markersize, label=system, **_style(system))
+        ax.plot(100 * curve.frac_visited, curve.value, markersize=markersize, label=system, **_style(system))
     ax.set_xscale("log")
     ax.set_xlabel("documents scored per query (% of corpus, log scale)")
     ax.set_ylabel(metric)

@@ -18,6 +18,7 @@ from ehi.model.tree_stats import leaf_health, leaf_size_stats
 from ehi.evaluate.metrics import kmr_table
 from ehi.core.io import read_table
 from ehi.evaluate.stats import ablation_significance
+from ehi.evaluate.variant_systems import parse as parse_variant_systems, with_variant_systems
 
 log = logging.getLogger(__name__)
 
@@ -119,12 +120,16 @@ def timings_table(results: Path, variants) -> pd.DataFrame:
 
 def build_report(results_dir: str | os.PathLike, dataset: str, variants, ablations: dict[str, list[str]],
                  metrics, targets, tables_dir: str | os.PathLike, figures_dir: str | os.PathLike,
-                 n_permutations: int = 10_000, seed: int = 0, alpha: float = 0.05) -> None:
+                 n_permutations: int = 10_000, seed: int = 0, alpha: float = 0.05,
+                 variant_systems: dict[str, str] | None = None) -> None:
+    """``variant_systems``: evaluation.variant_systems ({name: "<variant>/<system>"}), shown in the
+    main KMR table and figures beside the main setting's systems."""
     results, tables, figures = Path(results_dir), Path(tables_dir), Path(figures_dir)
     figures.mkdir(parents=True, exist_ok=True)
     summaries = {v: read_table(results / v / "summary.parquet", "summary") for v in variants
                  if (results / v / "summary.parquet").exists()}
-    main = summaries["main"]
+    specs = parse_variant_systems(variant_systems)
+    main = with_variant_systems(summaries["main"], [(s, summaries[s.variant]) for s in specs if s.variant in summaries])
     leaves = {v: read_table(results / v / "leaves.parquet", "leaves") for v in variants
               if (results / v / "leaves.parquet").exists()}
     warnings = tree_warnings(leaves)  # a degenerate tree is flagged wherever its numbers appear

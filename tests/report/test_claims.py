@@ -52,10 +52,13 @@ def test_a_significant_shortfall_fails_both_the_claim_and_its_significance(tmp_p
 
 def test_shipped_claims_file_and_command(tmp_path, capsys):
     spec = load_claims()
-    assert set(spec["claims"]) == {"a", "b", "c", "e"}
-    rows = [row(0.1, "ehi+tree", "de+faiss-ivf", 0.5, 0.4, 0.01)]
+    assert set(spec["claims"]) == {"a", "b", "c", "e", "f"}
+    assert spec["claims"]["f"]["system"] == "ehi-warm+tree"  # the stabilised tree (evaluation.variant_systems)
+    rows = [row(0.1, "ehi+tree", "de+faiss-ivf", 0.5, 0.4, 0.01), row(0.1, "ehi-warm+tree", "de+faiss-ivf", 0.395, 0.4, 0.5)]
     assert main([str(results(tmp_path, rows)), "--out", str(tmp_path / "out" / "claims")]) == 0
     printed = capsys.readouterr().out
+    table = evaluate_claims(tmp_path, spec).set_index("claim")
+    assert table.loc["f", "verdict"] == "OKish" and table.loc["f", "worst_delta"] == pytest.approx(-0.005)
     assert "| a " in printed and "OK" in printed
     assert (tmp_path / "out" / "claims.md").read_text().strip() == printed.strip()
     assert main([str(tmp_path / "nowhere")]) == 2

@@ -57,3 +57,24 @@ def test_the_committed_kmr_table_comes_out_of_the_committed_summary():
     targets = [float(c.rstrip("%")) / 100 for c in committed.columns[2:]]
     table = kmr_wide(read_table(results / "main" / "summary.parquet", "summary"), metrics, targets)
     pd.testing.assert_frame_equal(table.reset_index(drop=True), committed, check_dtype=False)
+
+
+def test_a_variant_system_joins_the_main_kmr_table_with_its_variants_numbers(tmp_path):
+    """evaluation.variant_systems on the committed SciFact results: the k-means-started tree's rows in
+    the main KMR table are the stabiliser variant's ehi+tree rows, the main systems' are unchanged."""
+    from ehi.report.tables import build_report
+
+    results = REPO / "results" / "scifact"
+    variants = ["main", "indexer_init~kmeans"]
+    build_report(results, "scifact", variants, {"stabiliser": ["indexer_init~kmeans"]}, ["ndcg@10"], [0.05, 0.1, 1.0],
+                 tmp_path / "tables", tmp_path / "figures", n_permutations=200,
+                 variant_systems={"ehi-warm+tree": "indexer_init~kmeans/ehi+tree"})
+    table = pd.read_csv(tmp_path / "tables" / "scifact_kmr.csv").set_index("system")
+    variant = kmr_wide(read_table(results / variants[1] / "summary.parquet", "summary"), ["ndcg@10"], [0.05, 0.1, 1.0])
+    main = kmr_wide(read_table(results / "main" / "summary.parquet", "summary"), ["ndcg@10"], [0.05, 0.1, 1.0])
+    warm = table.loc["ehi-warm+tree"]
+    expected = variant.set_index("system").loc["ehi+tree"]
+    np.testing.assert_allclose(warm[["5%", "10%", "100%"]].astype(float), expected[["5%", "10%", "100%"]].astype(float))
+    pd.testing.assert_frame_equal(table.drop(index="ehi-warm+tree").reset_index()[main.columns],
+                                  main.reset_index(drop=True), check_dtype=False)
+    assert (tmp_path / "figures" / "kmr_ndcg_at_10.png").stat().st_size > 0

@@ -24,6 +24,8 @@ CHECKED_ONLY_AFTER_TRAINING = [
     ("a diagnostic beam beyond B^H", {"train": {"diagnostic_beam": 99}}, "config train.diagnostic_beam: 99 exceeds"),
     ("more leaves than documents", {"train": {"height": 4}}, "256 leaves, more than the corpus's 200 documents"),
     ("tuning on the evaluated split", {"search": {"tune_split": "test"}}, "config search.tune_split: 'test' is also evaluation.split"),
+    ("a variant system of an undefined variant", {"evaluation": {"variant_systems": {"ehi-warm+tree": "indexer_init~kmeans/ehi+tree"}}},
+     "config evaluation.variant_systems.ehi-warm+tree: variant 'indexer_init~kmeans' is not an ablation variant"),
 ]
 
 

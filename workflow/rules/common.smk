@@ -11,6 +11,7 @@ from ehi.core.errors import exit_on_user_error
 from ehi.data.manifest import check_manifest
 from ehi.core.config import canonical
 from ehi.search.registry import rule_settings
+from ehi.evaluate.variant_systems import resolve as resolve_variant_systems
 
 include: "targets.smk"
 
@@ -116,6 +117,11 @@ def data_dir(wildcards, input):
 
 
 VARIANTS = ["main"] + [v for vs in ABLATIONS.values() for v in vs]
+# Systems of an ablation variant reported beside the main setting's (evaluation.variant_systems,
+# e.g. the k-means-started tree as ehi-warm+tree): their cached per-query rows, relabelled
+with exit_on_user_error("snakemake"):
+    VARIANT_SYSTEMS = resolve_variant_systems(config["evaluation"].get("variant_systems"), VARIANTS,
+                                              variant_systems, config["search"]["systems"])
 # `snakemake tables` (and/or `claims`) alone, where cached results exist, re-renders from them as they are: its
 # inputs are then given as absolute paths, which no rule's output matches, so nothing upstream
 # (whose heavy inputs a fresh clone lacks) is scheduled. Otherwise the report waits for the pipeline.

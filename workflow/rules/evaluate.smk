@@ -39,10 +39,12 @@ rule summarize:
 rule significance:
     input:
         per_query=expand(f"{RES}/main/per_query/{{system}}.parquet", system=config["search"]["systems"]),
+        variant_per_query=[f"{RES}/{s.per_query}" for s in VARIANT_SYSTEMS],
     output:
         f"{RES}/significance.parquet",
     params:
-        evaluation=evaluation_settings("metrics", "targets", "n_permutations", "seed", "alpha"),
+        evaluation=evaluation_settings("metrics", "targets", "n_permutations", "seed", "alpha",
+                                       *(["variant_systems"] if VARIANT_SYSTEMS else [])),
         version=VERSIONS["evaluate"],
     log:
         f"logs/{DS}/significance.log",

@@ -33,6 +33,7 @@ rule tables:
         n_permutations=config["evaluation"]["n_permutations"],  # of the ablation significance tests
         seed=config["evaluation"]["seed"],
         alpha=config["evaluation"]["alpha"],
+        variant_systems=config["evaluation"]["variant_systems"],
         version=VERSIONS["report"],
     log:
         f"logs/{DS}/tables.log",

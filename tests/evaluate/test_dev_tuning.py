@@ -1,0 +1,69 @@
+"""ehi.evaluate.dev_tuning: the dev record of every setting tried (epochs kept, selected encoders
+against IVF on the same embeddings)."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ehi.evaluate.dev_tuning import joint_epochs, main, selected_epoch, selected_models
+from ehi.model.tree_init import kmeans_init_
+from ehi.model.tree import TreeIndexer
+from ehi.search.tree_index import EHIIndex
+from ehi.train.dev_eval import ranking_metrics, top_rows
+from ehi.evaluate.tree_recipe import split_arrays
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_selected_epoch_is_the_first_best_and_the_last_when_nothing_was_judged():
+    ehi = pd.DataFrame({"epoch": [0, 1, 2, 3], "dev_ndcg@10": [0.1, 0.9, 0.9, 0.9],
+                        "dev_tree_ndcg@10": [0.2, 0.5, 0.6, 0.6]})
+    assert selected_epoch(ehi) == 2  # EHI is selected on its tree, ties go to the earlier epoch
+    assert selected_epoch(ehi.drop(columns="dev_tree_ndcg@10")) == 1
+    assert selected_epoch(pd.DataFrame({"epoch": [1, 2, 3], "loss": [0.3, 0.2, 0.1]})) == 3
+
+
+def test_the_committed_scifact_logs_mark_the_epochs_the_runs_kept():
+    epochs = joint_epochs(REPO / "results" / "scifact")
+    kept = epochs[epochs.selected == "yes"].set_index("run").epoch
+    # the training summaries of that run: EHI kept epoch 1, its k-means start epoch 2, the DE epoch 3
+    assert (kept["main/ehi"], kept["indexer_init~kmeans/ehi"], kept["main/de"]) == (1, 2, 3)
+    assert epochs.groupby("run").selected.apply(lambda s: (s == "yes").sum()).eq(1).all()
+
+
+def test_selected_models_scores_ivf_and_the_tree_on_the_runs_own_embeddings(tmp_path, tiny_dataset):
+    rng = np.random.default_rng(0)
+    resources = tmp_path / "res"
+    tiny_dataset.write(resources / "data")
+    n_q, n_d = len(tiny_dataset.queries), len(tiny_dataset.corpus)
+    docs = rng.standard_normal((n_d, 16)).astype(np.float32)
+    queries = rng.standard_normal((n_q, 16)).astype(np.float32)
+    for run in ("main/de", "main/ehi"):
+        (resources / run / "emb").mkdir(parents=True)
+        np.save(resources / run / "emb" / "corpus.npy", docs)
+        np.save(resources / run / "emb" / "queries.npy", queries)
+    torch.manual_seed(0)
+    tree = kmeans_init_(TreeIndexer(16, 1, 4), docs, 0)
+    EHIIndex.build(docs, tree).save(resources / "main" / "ehi" / "index")
+    table = selected_models(tiny_dataset, resources, ["main/de", "main/ehi", "main/missing"], nlist=4)
+    assert table.run.tolist() == ["main/de", "main/ehi", "main/ehi"]  # a run without embeddings is skipped
+    assert table.system.tolist() == ["faiss-ivf (nlist=4)", "faiss-ivf (nlist=4)", "ehi tree (4 leaves)"]
+    dev_q, dev_rel, _, _ = split_arrays(tiny_dataset, queries, "dev")
+    exact = ranking_metrics(top_rows(dev_q @ docs.T), dev_rel)
+    assert np.allclose(table["exact ndcg@10"], exact["ndcg@10"])
+    assert (table[["frac@0.05", "frac@0.1"]].max(axis=1) <= 0.5).all()
+
+
+def test_the_command_writes_all_three_stages(tmp_path, tiny_dataset):
+    resources, results = tmp_path / "res", tmp_path / "results"
+    tiny_dataset.write(resources / "data")
+    log = pd.DataFrame({"epoch": [0, 1], "dev_ndcg@10": [0.2, 0.3], "seconds": [np.nan, 5.0]})
+    (results / "main" / "train_log").mkdir(parents=True)
+    log.to_parquet(results / "main" / "train_log" / "de.parquet")
+    main([str(results), str(resources), "--out", str(tmp_path / "out")])
+    text = (tmp_path / "out.md").read_text()
+    assert "## 1. tree alone" in text and "## 2. joint training" in text and "## 3. each run" in text
+    csv = pd.read_csv(tmp_path / "out.csv")
+    assert set(csv.stage.str[:2]) == {"2."} and csv.selected.eq("yes").sum() == 1
