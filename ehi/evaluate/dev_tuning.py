@@ -87,7 +87,8 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("results", type=Path, help="results/<dataset> (training logs)")
     parser.add_argument("resources", type=Path, help="resources/<dataset> (prepared data, embeddings, indexes)")
-    parser.add_argument("--screen", type=Path, help="CSV of the tree-alone screen (ehi.evaluate.tree_recipe)")
+    parser.add_argument("--screen", type=Path, nargs="*", default=[],
+                        help="CSVs of tree-alone screens (ehi.evaluate.tree_recipe), each row tagged with its file's name")
     parser.add_argument("--nlist", type=int, default=64, help="IVF lists: the tree's number of leaves")
     parser.add_argument("--out", type=Path, required=True, help="table path without suffix (.md and .csv)")
     args = parser.parse_args(argv)
@@ -98,7 +99,8 @@ def main(argv=None) -> None:
     epochs = joint_epochs(args.results)
     runs = sorted(set(epochs.run)) + ["main/pre"]  # the untrained encoder: IVF's own starting point
     stages = {
-        "1. tree alone on frozen pretrained embeddings (dev)": pd.read_csv(args.screen) if args.screen else pd.DataFrame(),
+        "1. tree alone on frozen pretrained embeddings (dev)": pd.concat(
+            [pd.read_csv(path).assign(screen=path.stem) for path in args.screen], ignore_index=True) if args.screen else pd.DataFrame(),
         "2. joint training, every epoch (dev; 'selected' = the epoch kept)": epochs,
         "3. each run's selected encoder on dev: exact, k-means IVF and EHI's tree on the same embeddings": (
             selected_models(dataset, args.resources, runs, args.nlist)),
