@@ -92,6 +92,10 @@ class TrainConfig:
     # top layers only. 0 = full fine-tuning.
     freeze_layers: int = 0
     layer_cache_dtype: str = "float16"
+    # GradCache (ehi.train.grad_cache): encode a step's texts in micro-batches of this many, each
+    # recomputed in the backward, so activation memory is one micro-batch's while the loss (and its
+    # in-batch negatives) stays the whole batch's. 0 = off.
+    grad_cache_chunk: int = 0
 
     def __post_init__(self):
         checks = {
@@ -102,6 +106,7 @@ class TrainConfig:
             "reindex_every >= 1": self.reindex_every >= 1, "n_hard_negatives >= 0": self.n_hard_negatives >= 0,
             "0 <= warmup_ratio < 1": 0 <= self.warmup_ratio < 1,
             "indexer_init in ('data', 'kmeans', 'random')": self.indexer_init in ("data", "kmeans", "random"),
+            "grad_cache_chunk >= 0": self.grad_cache_chunk >= 0,
             "indexer_steps >= 0": self.indexer_steps >= 0, "indexing_negatives >= 0": self.indexing_negatives >= 0,
             "indexer_steps_schedule in ('constant', 'linear')": self.indexer_steps_schedule in ("constant", "linear"),
             "select in ('last', 'dev')": self.select in ("last", "dev"),

@@ -13,8 +13,8 @@ import math
 import numpy as np
 import torch
 
-from ehi.model.layer_cache import encode_rows
 from ehi.train import distributed
+from ehi.train.grad_cache import encode_in_chunks
 from ehi.train.losses.objective import ehi_loss
 from ehi.train.negatives import mine_negatives, negative_mask, relevance_mask
 from ehi.train.neighbours import neighbour_pair_loss, neighbour_pairs, neighbour_term
@@ -35,8 +35,9 @@ def train_step(batch, data, cache, rng, encoder, indexer, cfg, device, towers=No
     neighbour = indexer is not None and cfg.lambda_neighbour > 0
     with amp:
         if towers is None:
-            q = encode_rows(encoder, data.query_texts, data.query_layers, q_rows)  # (n, d)
-            d = encode_rows(encoder, data.doc_texts, data.doc_layers, doc_rows)  # (m, d)
+            # micro-batches recomputed in the backward when grad_cache_chunk is set (GradCache)
+            q = encode_in_chunks(encoder, data.query_texts, data.query_layers, q_rows, cfg.grad_cache_chunk)  # (n, d)
+            d = encode_in_chunks(encoder, data.doc_texts, data.doc_layers, doc_rows, cfg.grad_cache_chunk)  # (m, d)
             q_tree = indexer(q) if indexer is not None else None
             d_tree = indexer(d) if indexer is not None else None
         else:
