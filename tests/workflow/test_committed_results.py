@@ -17,7 +17,6 @@ RESULTS = Path(__file__).resolve().parents[2] / "results"
 AWAITING_REGENERATION = {
     "scifact": "rerun in stop 14 (issue 15) by code from before the stamps landed: unstamped, so stale",
     "multilabel": "config/dexml.yaml not yet rerun with the landed code",
-    "synthetic": "the stop-14 regeneration through `snakemake --cores 8 all` did not finish on the shared CPU",
 }
 DATASETS = sorted(p.name for p in RESULTS.iterdir() if p.is_dir() and any(p.rglob("summary.parquet")))
 

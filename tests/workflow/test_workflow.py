@@ -220,6 +220,15 @@ def _reversed_keys(value, keep_order=("ablations",)):
     return {k: (v if k in keep_order else _reversed_keys(v, keep_order)) for k, v in reversed(items)}
 
 
+def test_regenerated_results_render_the_tables_again(test_run):
+    """`all` after a result was regenerated re-renders the tables and claims that read it (an
+    ancient() input once left them stale while every result under them had been regenerated)."""
+    proc = snakemake("-n", "all", "--forcerun", "significance", "--configfile", TEST_CONFIG, workdir=test_run)
+    jobs = jobs_of(proc.stdout + proc.stderr)
+    assert {"significance", "tables", "claims"} <= jobs, jobs
+    assert not jobs & {"train_ehi", "train_de", "embed", "search", "evaluate"}, jobs
+
+
 def test_reordered_config_keys_rerun_nothing(test_run, tmp_path):
     """Rule params carry config sections with sorted keys (ehi.core.config.canonical)."""
     import yaml
