@@ -2,6 +2,7 @@
 against IVF on the same embeddings)."""
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -12,6 +13,7 @@ from ehi.model.tree_init import kmeans_init_
 from ehi.model.tree import TreeIndexer
 from ehi.search.tree_index import EHIIndex
 from ehi.train.dev_eval import ranking_metrics, top_rows
+from ehi.train.selection import DevSelection
 from ehi.evaluate.tree_recipe import split_arrays
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,9 +30,16 @@ def test_selected_epoch_is_the_first_best_and_the_last_when_nothing_was_judged()
 def test_the_committed_scifact_logs_mark_the_epochs_the_runs_kept():
     epochs = joint_epochs(REPO / "results" / "scifact")
     kept = epochs[epochs.selected == "yes"].set_index("run").epoch
-    # the training summaries of that run: EHI kept epoch 1, its k-means start epoch 2, the DE epoch 3
-    assert (kept["main/ehi"], kept["indexer_init~kmeans/ehi"], kept["main/de"]) == (1, 2, 3)
+    # what the runs' train_summary.json said (stop 15, B=288): EHI kept epoch 2, its k-means start
+    # epoch 3, the DE (stop 14) epoch 3
+    assert (kept["main/ehi"], kept["indexer_init~kmeans/ehi"], kept["main/de"]) == (2, 3, 3)
     assert epochs.groupby("run").selected.apply(lambda s: (s == "yes").sum()).eq(1).all()
+    # and the loop's own rule (ehi.train.selection) picks the same epochs from the same rows
+    for run in ("main/ehi", "indexer_init~kmeans/ehi", "main/de"):  # the runs with dev figures
+        rows = epochs[epochs.run == run]
+        key = "dev_tree_ndcg@10" if run.endswith("/ehi") else "dev_ndcg@10"
+        judge = SimpleNamespace(cfg=SimpleNamespace(selection_key=key))
+        assert DevSelection.best_epoch(judge, rows.to_dict("records")) == kept[run], run
 
 
 def test_selected_models_scores_ivf_and_the_tree_on_the_runs_own_embeddings(tmp_path, tiny_dataset):
