@@ -28,18 +28,17 @@ from ehi.data.dataset import Dataset
 from ehi.evaluate.tree_recipe import ivf_rows, split_arrays, tree_row
 from ehi.search.tree_index import EHIIndex
 from ehi.train.dev_eval import ranking_metrics, top_rows
+from ehi.train.selection import best_epoch
 
 EPOCH_COLUMNS = ["dev_ndcg@10", "dev_recall@100", "dev_tree_ndcg@10", "dev_tree_recall@100", "dev_tree_frac"]
 
 
 def selected_epoch(log: pd.DataFrame) -> int:
-    """The epoch ``select: dev`` kept: the best of the log's selection column, the first on ties
-    (as ehi.train.selection.DevSelection.best_epoch); the last epoch when nothing was judged."""
+    """The epoch ``select: dev`` kept (:func:`ehi.train.selection.best_epoch` on the log's selection
+    column: the tree's for EHI); the last epoch when nothing was judged (``select: last``)."""
     key = "dev_tree_ndcg@10" if "dev_tree_ndcg@10" in log else "dev_ndcg@10"
-    if key not in log or log[key].isna().all():
-        return int(log.epoch.max())
-    best = log[key].max()
-    return int(log.loc[log[key] == best, "epoch"].min())
+    best = best_epoch(log.to_dict("records"), key)
+    return int(log.epoch.max()) if best is None else int(best)
 
 
 def joint_epochs(results: Path) -> pd.DataFrame:

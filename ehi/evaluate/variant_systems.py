@@ -77,13 +77,8 @@ def with_variant_systems(main: pd.DataFrame, sources) -> pd.DataFrame:
     return pd.concat([main, *extra], ignore_index=True) if extra else main
 
 
-def search_of(name: str) -> str:
-    """The search half of a system name: ``ehi-warm+tree`` -> ``tree``."""
-    return name.split("+", 1)[1]
-
-
 def significance_role(spec: VariantSystem) -> str:
     """How :func:`ehi.evaluate.stats.significance_report` treats it: a tree (or PQ tree) is asked
     the tree's question, an exact search the exact one, anything else is a baseline of neither."""
-    search = search_of(spec.system)
+    search = spec.system.split("+", 1)[1]
     return "tree" if search in ("tree", "tree-pq") else "exact" if search == "exact" else "baseline"

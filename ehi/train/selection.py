@@ -23,6 +23,13 @@ from ehi.train.config import TrainConfig
 from ehi.train.dev_eval import dev_metrics
 
 
+def best_epoch(rows: list[dict], key: str) -> int | None:
+    """Epoch of the best ``key`` value in training-log rows (0 = the starting point; the first one
+    on ties; None when no row has it): what ``select: dev`` keeps."""
+    scored = [(r[key], r["epoch"]) for r in rows if key in r and not math.isnan(r[key])]
+    return max(scored, key=lambda s: (s[0], -s[1]))[1] if scored else None
+
+
 class DevSelection:
     def __init__(self, dataset: Dataset, cfg: TrainConfig, out_dir: Path):
         self.cfg, self.best_dir = cfg, Path(out_dir) / "best"
@@ -34,10 +41,7 @@ class DevSelection:
                            fresh.get("doc_leaf"), self.cfg.dev_budget)
 
     def best_epoch(self, rows: list[dict]) -> int | None:
-        """Epoch of the best selection value so far (0 = the starting point; the first one on ties)."""
-        key = self.cfg.selection_key
-        scored = [(r[key], r["epoch"]) for r in rows if key in r and not math.isnan(r[key])]
-        return max(scored, key=lambda s: (s[0], -s[1]))[1] if scored else None
+        return best_epoch(rows, self.cfg.selection_key)
 
     def keep_if_best(self, rows: list[dict], encoder: Encoder, indexer: TreeIndexer | None) -> None:
         if self.cfg.select == "dev" and self.best_epoch(rows) == rows[-1]["epoch"]:

@@ -2,7 +2,6 @@
 against IVF on the same embeddings)."""
 
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -13,7 +12,7 @@ from ehi.model.tree_init import kmeans_init_
 from ehi.model.tree import TreeIndexer
 from ehi.search.tree_index import EHIIndex
 from ehi.train.dev_eval import ranking_metrics, top_rows
-from ehi.train.selection import DevSelection
+from ehi.train.selection import best_epoch
 from ehi.evaluate.tree_recipe import split_arrays
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,8 +37,7 @@ def test_the_committed_scifact_logs_mark_the_epochs_the_runs_kept():
     for run in ("main/ehi", "indexer_init~kmeans/ehi", "main/de"):  # the runs with dev figures
         rows = epochs[epochs.run == run]
         key = "dev_tree_ndcg@10" if run.endswith("/ehi") else "dev_ndcg@10"
-        judge = SimpleNamespace(cfg=SimpleNamespace(selection_key=key))
-        assert DevSelection.best_epoch(judge, rows.to_dict("records")) == kept[run], run
+        assert best_epoch(rows.to_dict("records"), key) == kept[run], run
 
 
 def test_selected_models_scores_ivf_and_the_tree_on_the_runs_own_embeddings(tmp_path, tiny_dataset):

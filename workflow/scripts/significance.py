@@ -18,8 +18,8 @@ cfg = EvaluationConfig.from_dict(snakemake.params.evaluation)  # noqa: F821
 per_query = pd.concat([read_table(f, "per_query") for f in snakemake.input.per_query], ignore_index=True)  # noqa: F821
 # evaluation.variant_systems: an ablation variant's searches (e.g. the k-means-started tree), relabelled
 specs = parse_variant_systems(cfg.variant_systems)
-files = {s.name: next(f for f in snakemake.input.variant_per_query if f.endswith(s.per_query)) for s in specs}  # noqa: F821
-per_query = with_variant_systems(per_query, [(s, read_table(files[s.name], "per_query")) for s in specs])
+results = Path(snakemake.output[0]).parent  # noqa: F821 (the rule's input.variant_per_query are these files)
+per_query = with_variant_systems(per_query, [(s, read_table(results / s.per_query, "per_query")) for s in specs])
 table = significance_report(per_query, cfg.metrics, cfg.targets, cfg.n_permutations, cfg.seed, cfg.alpha,
                             more_references={s.name: significance_role(s) for s in specs})
 write_table(table, "significance", snakemake.output[0], keep_extra=True, meta={"n_permutations": cfg.n_permutations, "seed": cfg.seed})  # noqa: F821
