@@ -74,6 +74,16 @@ def cat_trees(a: TreeOutput, b: TreeOutput) -> TreeOutput:
                       torch.cat([a.path, b.path]), torch.cat([a.leaf, b.leaf]))
 
 
+def rows_of(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """``table[index]`` for an integer ``index`` of any shape, with a backward that is the same
+    on every thread count. ``table[index]``'s backward is ``index_put_(accumulate=True)``, which
+    on CPU adds the rows' gradients with atomics across threads: at 8 threads the per-node tree's
+    gradients differed from run to run. ``index_select``'s backward (``index_add_``) adds them in
+    index order, as the one-thread ``index_put_`` does."""
+    picked = table.index_select(0, index.reshape(-1))
+    return picked.view(*index.shape, *table.shape[1:])
+
+
 class TreeIndexer(nn.Module):
     """The tree of DESIGN.md section 2; ``hidden`` is the width of U_h x (default: ``dim``)."""
 
@@ -138,9 +148,9 @@ class TreeIndexer(nn.Module):
         weight = self.W[h].weight  # (B, B^h + hidden)
         z = self.U[h](x)  # (n, hidden)
         shared = z @ weight[:, n_parent:].T + self.W[h].bias  # (n, B)
-        out = shared[:, None, :] + weight[:, :n_parent].T[parents]  # (n, m, B)
+        out = shared[:, None, :] + rows_of(weight[:, :n_parent].T, parents)  # (n, m, B)
         if self.per_node:
-            out = out + torch.einsum("nmbk,nk->nmb", self.node_delta[h][parents], z)
+            out = out + torch.einsum("nmbk,nk->nmb", rows_of(self.node_delta[h], parents), z)
         return out
 
     def forward(self, x: torch.Tensor) -> TreeOutput:

@@ -56,7 +56,8 @@ def _seeded(seed: int):
     """A builder lambda for a repeatable build: ScaNN's k-means on one thread, with a fixed seed
     (the config proto's ``partitioning.clustering_seed``; the builder API has no seed argument).
     With ScaNN's defaults (k-means on every core), rerunning the synthetic default gave different
-    ScaNN results for the same embeddings; one thread costs little at the sizes trained here."""
+    ScaNN results for the same embeddings; one thread costs little at the sizes trained here.
+    The seed alone is not enough: see ``random_init=False`` in :func:`_builder`."""
     def build(db, config, training_threads, **kwargs):
         config = config.replace("partitioning {", f"partitioning {{\n clustering_seed: {int(seed)}", 1)
         return scann.scann_ops_pybind.create_searcher(db, config, 1, **kwargs)  # 1 training thread
@@ -68,7 +69,12 @@ def _builder(emb: np.ndarray, params: dict):
     builder = scann.scann_ops_pybind.builder(emb, 10, "dot_product").tree(  # 10: overridden per search
         num_leaves=params["num_leaves"], num_leaves_to_search=1,
         training_sample_size=min(params["training_sample_size"], len(emb)),
-        min_partition_size=params["min_partition_size"])
+        min_partition_size=params["min_partition_size"],
+        # k-means++ seeding, the config proto's default. The builder's default, random
+        # initialisation, ignores clustering_seed in scann 1.4.2: every build, even in one
+        # process, permuted the partition labels and moved the centres by an ulp, so the
+        # partitions searched at a budget (and the ScaNN runs) differed between fresh-clone runs.
+        random_init=False)
     builder.set_builder_lambda(_seeded(params.get("seed", 0)))
     if params["scoring"] == "bf":
         return builder.score_brute_force()

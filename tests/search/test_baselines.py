@@ -129,3 +129,14 @@ def test_tuning_helpers_on_hand_cases():
     np.testing.assert_allclose(neighbor_recall(rows, truth), [0.5, 0.0])
     # targets 0.01: no point (0); 0.1: point at 0.08 -> 0.6; 0.5: point at 0.5 -> 0.9
     assert score_curve([0.08, 0.5, 0.9], [0.6, 0.9, 1.0], targets=(0.01, 0.1, 0.5)) == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("kind", ["scann", "scann-ah"])
+def test_scann_builds_are_identical_build_to_build(kind, toy):
+    """Two builds on the same vectors: the same partition labels, bit-identical centres and the
+    same results. Fails with the builder's random initialisation, which ignores the seed."""
+    first, second = (build_searcher(kind, toy[0], num_leaves=45) for _ in range(2))
+    np.testing.assert_array_equal(first.doc_leaf, second.doc_leaf)
+    assert first.centers.tobytes() == second.centers.tobytes()
+    for a, b in zip(first.search(toy[1], K, 3), second.search(toy[1], K, 3)):
+        np.testing.assert_array_equal(a, b)
