@@ -13,11 +13,8 @@ from ehi.core.staleness import describe, stale_results
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 # Datasets whose committed results predate the version stamps and are regenerated elsewhere; strict,
-# so the marker has to go once they are regenerated.
-AWAITING_REGENERATION = {
-    "scifact": "EHI (main and indexer_init~kmeans) rerun in stop 15 with stamped code; the DE and pre baselines "
-               "(stop 14) and the siamese_loss ablation (stop 13) predate the stamps: unstamped, so stale",
-}
+# so the marker has to go once they are regenerated. Empty since stop 16: every set is stamped.
+AWAITING_REGENERATION: dict[str, str] = {}
 DATASETS = sorted(p.name for p in RESULTS.iterdir() if p.is_dir() and any(p.rglob("summary.parquet")))
 
 
