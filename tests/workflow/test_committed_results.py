@@ -12,17 +12,10 @@ import pytest
 from ehi.core.staleness import describe, stale_results
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
-# Datasets whose committed results predate the version stamps and are regenerated elsewhere; strict,
-# so the marker has to go once they are regenerated. Empty since stop 16: every set is stamped.
-AWAITING_REGENERATION: dict[str, str] = {}
 DATASETS = sorted(p.name for p in RESULTS.iterdir() if p.is_dir() and any(p.rglob("summary.parquet")))
 
 
-@pytest.mark.parametrize(
-    "dataset",
-    [pytest.param(d, marks=pytest.mark.xfail(strict=True, reason=AWAITING_REGENERATION[d]))
-     if d in AWAITING_REGENERATION else d for d in DATASETS],
-)
+@pytest.mark.parametrize("dataset", DATASETS)
 def test_committed_results_match_the_current_stage_versions(dataset):
     stale = stale_results(RESULTS / dataset)
     assert not stale, describe(stale)
