@@ -67,8 +67,6 @@ def scifact(data_dir: str | os.PathLike = "../shared/data/scifact", max_length: 
     if not Path(data_dir).exists():
         log.warning("SciFact skipped: no embeddings under %s and no BEIR copy at %s", SCIFACT_PRE, data_dir)
         return None
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     from ehi.data.beir import load_beir
     from ehi.data.dataset import doc_texts
     from ehi.model.encoder import load_encoder

@@ -21,10 +21,9 @@ import time
 import pandas as pd
 
 CHILD = """
-import json, os, resource, sys, time, tempfile
+import json, resource, sys, time, tempfile
 import numpy as np, torch
 torch.set_num_threads(1)
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from pathlib import Path
 from ehi.data.synthetic import SyntheticConfig, generate
 from ehi.model.encoder import load_encoder

