@@ -4,6 +4,7 @@ import os
 
 from snakemake.utils import min_version, validate
 
+from ehi.core.errors import exit_on_user_error
 from ehi.search.registry import check_systems, system_pattern
 
 min_version("9.0")
@@ -26,8 +27,9 @@ else:
 
     validate(config, "workflow/schemas/config.schema.yaml")
     # system names against the ANNS registry (plugins included; ehi/core/plugins.py), not a typed list
-    check_systems(config["search"]["systems"], "search.systems")
-    check_systems(config["ablation_systems"], "ablation_systems", encoders=("de", "ehi"))
+    with exit_on_user_error("snakemake"):
+        check_systems(config["search"]["systems"], "search.systems")
+        check_systems(config["ablation_systems"], "ablation_systems", encoders=("de", "ehi"))
 
 
     include: "workflow/rules/common.smk"
@@ -55,6 +57,7 @@ else:
             rules.tables.output,
             rules.claims.output,
             f"{R}/main/ehi/search_index",
+            [p for v in VARIANTS for p in trec_runs(v)],
             DATA_MANIFEST,
         default_target: True
 
@@ -77,6 +80,7 @@ else:
             DATA_MANIFEST,
             f"{RES}/significance.parquet",
             f"{R}/main/ehi/search_index",
+            trec_runs("main"),
 
 
     # one target per ablation table: `snakemake --cores 8 ablation_<name>` runs only its variants
@@ -86,5 +90,5 @@ else:
             name:
                 f"ablation_{_name}"
             input:
-                [p for v in _variants for p in outputs_of(v)],
+                [p for v in _variants for p in [*outputs_of(v), *trec_runs(v)]],
                 DATA_MANIFEST,

@@ -4,6 +4,7 @@
     ehi search --index DIR --queries-file queries.txt > run.tsv            # one query per line
     cat queries.txt | ehi search --index DIR --queries-file -             # stdin
     ehi search --index DIR --queries-file queries.txt --out run.tsv        # written whole or not at all
+    ehi search --index DIR --queries-file queries.tsv --format trec        # a TREC run (qid<TAB>text lines)
     ehi info --index DIR                                                  # tree, leaf balance, config
     ehi export-faiss --index DIR --out ehi.faiss [--pq 96]                # a faiss.read_index file
 
@@ -29,6 +30,7 @@ from typing import Iterator, TextIO
 
 from ehi.core.errors import exit_on_user_error
 from ehi.core.io import atomic_path
+from ehi.evaluate import trec
 from ehi.model.encoder import pick_device
 from ehi.serve.api import Hit, SearchIndex, SearchIndexError, load_index
 from ehi.serve.queries import checked_queries
@@ -49,8 +51,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "the number of leaves = exact search)")
     search.add_argument("-k", type=int, default=10, help="documents per query (default: 10)")
     search.add_argument("--batch-size", type=int, default=64, help="queries encoded at once (default: 64)")
-    search.add_argument("--format", choices=("table", "tsv"), default=None,
-                        help="output format (default: table for --query, tsv for --queries-file)")
+    search.add_argument("--format", choices=("table", "tsv", "trec"), default=None,
+                        help="output format (default: table for --query, tsv for --queries-file); trec: "
+                             "'qid Q0 docid rank score tag' lines for trec_eval, a line 'qid<TAB>text' "
+                             "giving its qid (else the line number)")
     search.add_argument("--device", default="auto", help="encoder device: auto, cpu, cuda, ... (default: auto)")
     search.add_argument("--out", metavar="FILE", help="write the results to FILE (whole, or not at all) instead of stdout")
     search.add_argument("-v", "--verbose", action="store_true",
@@ -108,11 +112,17 @@ def run_search(index: SearchIndex, queries: Iterator[tuple[int, str]], args, out
     fmt = args.format or ("table" if args.query else "tsv")
     if fmt == "tsv":
         print("query_no\trank\tdoc_id\tscore\ttitle", file=out)
+    if fmt == "trec":
+        queries = (trec.query_id_and_text(no, line) for no, line in queries)
+        run_tag = f"ehi@beam={index.check_beam(args.beam)}"
     n = 0
     for batch in _batches(queries, args.batch_size):
         results = index.search([q for _, q in batch], beam=args.beam, k=args.k, batch_size=args.batch_size)
         for (no, query), hits in zip(batch, results):
-            if fmt == "tsv":
+            if fmt == "trec":
+                for row in trec.hit_lines(no, hits, run_tag):
+                    print(row, file=out)
+            elif fmt == "tsv":
                 for row in tsv_rows(no, hits):
                     print(row, file=out)
             else:

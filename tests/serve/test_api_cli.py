@@ -133,3 +133,17 @@ def test_cli_errors_are_clear_and_without_traceback(built, tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:  # neither --query nor --queries-file: argparse's usage error
         main(["search", "--index", str(built["dir"])])
     assert exc.value.code == 2 and "one of the arguments --query --queries-file is required" in capsys.readouterr().err
+
+
+def test_cli_trec_format_takes_query_ids_from_tab_separated_lines(built, capsys, tmp_path):
+    path = tmp_path / "queries.tsv"
+    path.write_text("Q-1\triver castle\nviolin engine harbor\n")
+    assert main(["search", "--index", str(built["dir"]), "--queries-file", str(path), "--format", "trec",
+                 "--beam", "2", "-k", "3", "--device", "cpu"]) == 0
+    lines = [line.split() for line in capsys.readouterr().out.splitlines()]
+    want = load_index(built["dir"], device="cpu").search(["river castle", "violin engine harbor"], beam=2, k=3)
+    assert [line[0] for line in lines] == ["Q-1"] * 3 + ["2"] * 3  # the line number where no id is given
+    assert [line[2] for line in lines] == [h.doc_id for hits in want for h in hits]
+    assert {(line[1], line[5]) for line in lines} == {("Q0", "ehi@beam=2")}
+    assert [int(line[3]) for line in lines] == [1, 2, 3, 1, 2, 3]
+    assert all(float(a[4]) > float(b[4]) for a, b in zip(lines, lines[1:]) if a[0] == b[0])

@@ -23,3 +23,22 @@ rule search:
         ENV
     script:
         "../scripts/search.py"
+
+
+def trec_runs(variant):
+    """The TREC run files of every system of a variant (one folder per system, one file per budget)."""
+    return expand(f"{R}/{variant}/runs/trec/{{system}}", system=variant_systems(variant))
+
+
+rule trec_run:
+    """One system's run as TREC run files, for trec_eval, ir_measures or ranx."""
+    input:
+        f"{R}/{{variant}}/runs/{{system}}.parquet",
+    output:
+        directory(f"{R}/{{variant}}/runs/trec/{{system}}"),
+    log:
+        f"logs/{DS}/{{variant}}/trec_run_{{system}}.log",
+    conda:
+        ENV
+    script:
+        "../scripts/trec_run.py"

@@ -1,0 +1,99 @@
+"""TREC run files (``qid Q0 docid rank score tag``), the format trec_eval, ir_measures and ranx read.
+
+A ``run`` Parquet table holds every budget of one system's sweep; a TREC run file holds one ranked
+list per query, so each search (one budget) becomes its own file, tagged with the system and the
+budget (``ehi+tree@beam=8``).
+
+Scores: trec_eval and every library that reads its format rank by score, not by the rank column,
+and break ties by document id. Our metrics rank by the searcher's order (``ehi.evaluate.metrics``),
+so the score written is the searcher's score where it is strictly decreasing down a query's list,
+and is otherwise lowered just enough (one float32 step, ``numpy.nextafter``) to keep the searcher's
+order: equal or out-of-order scores (duplicate documents, approximate scores of a compressed
+index) would otherwise be reordered by the reader and move its metrics off ours. Float32 steps,
+because pytrec_eval (ir_measures' trec_eval) compares scores at float32 precision.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ehi.core.errors import DataError
+from ehi.core.io import atomic_path
+from ehi.evaluate.metrics import GROUP
+
+COLUMNS = ["query_id", "Q0", "doc_id", "rank", "score", "tag"]
+_UNSAFE = re.compile(r"\s")
+
+
+def tag(system: str, budget_param: str, budget_value: float) -> str:
+    """The run tag naming one search: ``<system>@<budget_param>=<value>``."""
+    return f"{system}@{budget_param}={float(budget_value):g}"
+
+
+def monotone_scores(scores: np.ndarray) -> np.ndarray:
+    """``scores`` (one query's, in rank order) made strictly decreasing with the least change."""
+    out = np.asarray(scores, dtype=np.float32).copy()
+    if np.all(np.diff(out) < 0):
+        return out
+    for i in range(1, len(out)):
+        if not out[i] < out[i - 1]:
+            out[i] = np.nextafter(out[i - 1], np.float32(-np.inf))
+    return out
+
+
+def _check_ids(run: pd.DataFrame) -> None:
+    for column in ("query_id", "doc_id"):
+        bad = run[column].astype(str).str.contains(_UNSAFE)
+        if bad.any():
+            value = run.loc[bad, column].iloc[0]
+            raise DataError(f"{column} {value!r} holds whitespace, which a TREC run file cannot carry")
+
+
+def trec_lines(run: pd.DataFrame, run_tag: str) -> list[str]:
+    """The lines of one search's ranking (``run`` table rows of a single budget), ranks from 1."""
+    _check_ids(run)
+    lines = []
+    for query_id, hits in run.sort_values(["query_id", "rank"], kind="stable").groupby("query_id", sort=False):
+        scores = monotone_scores(hits.score.to_numpy())
+        for rank, (doc_id, score) in enumerate(zip(hits.doc_id, scores), 1):
+            lines.append(f"{query_id} Q0 {doc_id} {rank} {float(score)!r} {run_tag}")
+    return lines
+
+
+def write_trec_runs(run: pd.DataFrame, out_dir: str | os.PathLike) -> list[Path]:
+    """One TREC file per search of ``run`` (a system's sweep): ``<budget_param>=<value>.trec``."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for (system, _variant, param, value), group in run.groupby(GROUP, sort=False):
+        path = out_dir / f"{param}={float(value):g}.trec"
+        with atomic_path(path) as tmp:
+            tmp.write_text("\n".join(trec_lines(group, tag(system, param, value))) + "\n")
+        paths.append(path)
+    return paths
+
+
+def read_trec(path: str | os.PathLike) -> pd.DataFrame:
+    """A TREC run file as a frame of :data:`COLUMNS` (ids as text, scores float64)."""
+    return pd.read_csv(path, sep=r"\s+", header=None, names=COLUMNS, dtype={"query_id": str, "doc_id": str})
+
+
+def query_id_and_text(line_no: int, line: str) -> tuple[str, str]:
+    """A query line ``qid<TAB>text`` (BEIR's and MS MARCO's queries.tsv) or plain text, whose qid
+    is then its 1-based line number."""
+    qid, tab, text = line.partition("\t")
+    if tab and qid.strip() and not _UNSAFE.search(qid.strip()):
+        return qid.strip(), text.strip()
+    return str(line_no), line
+
+
+def hit_lines(query_id: str, hits, run_tag: str) -> list[str]:
+    """TREC lines of one query's hits (objects with ``doc_id`` and ``score``, best first)."""
+    frame = pd.DataFrame({"query_id": query_id, "doc_id": [h.doc_id for h in hits],
+                          "rank": range(1, len(hits) + 1), "score": [h.score for h in hits]})
+    return trec_lines(frame, run_tag) if len(frame) else []
