@@ -24,6 +24,18 @@ from ehi.core.weights import read_tensors
 from ehi.model.tree import TreeIndexer, check_leaves_fit, load_indexer
 
 FORMAT_VERSION = 1
+DTYPES = {"doc_emb": torch.float32, "offsets": torch.int64, "perm": torch.int64}  # as EHIIndex.save writes
+
+
+def check_values(tensors: dict[str, torch.Tensor], path: Path) -> None:
+    """The dtypes :meth:`EHIIndex.save` writes and finite embeddings: an integer or NaN embedding
+    would be cast or scored without an error, and every score would then be wrong."""
+    wrong = [f"{k} is {tensors[k].dtype}, expected {want}" for k, want in DTYPES.items() if tensors[k].dtype != want]
+    if wrong:
+        raise SearchIndexError(f"{path}: " + "; ".join(wrong))
+    bad_rows = (~torch.isfinite(tensors["doc_emb"])).reshape(len(tensors["doc_emb"]), -1).any(1)
+    if bad_rows.any():
+        raise SearchIndexError(f"{path}: {int(bad_rows.sum())} of {len(bad_rows)} document embeddings hold NaN or inf")
 
 
 class EHIIndex:
@@ -140,6 +152,7 @@ class EHIIndex:
         missing = sorted({"doc_emb", "offsets", "perm"} - t.keys())
         if missing:
             raise SearchIndexError(f"{src / 'index.safetensors'}: missing tensor(s) {missing}")
+        check_values(t, src / "index.safetensors")
         index = cls(load_indexer(src), t["doc_emb"].numpy(), t["offsets"].numpy(), t["perm"].numpy())
         index.check_consistent(src)
         return index

@@ -3,7 +3,8 @@ and ``ehi search`` agree on whether a directory is usable: every file present an
 document table, the tree index and the encoder of one size and dimension, and the tokenizer
 complete and made for the encoder's vocabulary.
 
-Cheap on purpose: JSON and safetensors headers only, no model weights loaded. A tokenizer folder
+Cheap on purpose: JSON and safetensors headers only, no model weights loaded (the encoder's
+tensors are compared with a weightless model built from its config). A tokenizer folder
 without its vocabulary still loads in transformers (as a 5-token vocabulary that maps every query
 to the same ids), which is why its files are checked here rather than left to the loader.
 """
@@ -14,24 +15,38 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
-from safetensors import SafetensorError, safe_open
 
 from ehi.core.errors import SearchIndexError
 from ehi.core.io import read_json_object
+from ehi.model.encoder_checks import check_encoder_folder
 
 VOCAB_FILES = ("tokenizer.json", "vocab.txt")  # a fast tokenizer's file, or a BERT WordPiece vocabulary
-WORD_EMBEDDINGS = "word_embeddings.weight"  # BERT's and DistilBERT's token embedding matrix (vocab, dim)
 
 
 def read_docs(path: Path, n_docs: int) -> pd.DataFrame:
     """docs.parquet (doc_id, title), one row per indexed document."""
     try:
-        docs = pq.read_table(path, columns=["doc_id", "title"]).to_pandas()
+        table = pq.read_table(path, columns=["doc_id", "title"])
     except (OSError, ValueError, KeyError) as err:  # pyarrow's ArrowInvalid is a ValueError
         raise SearchIndexError(f"{path}: not a readable document table with doc_id and title ({err})") from None
-    if len(docs) != n_docs:
-        raise SearchIndexError(f"{path}: {len(docs)} documents, the index holds {n_docs}")
+    if table.num_rows != n_docs:
+        raise SearchIndexError(f"{path}: {table.num_rows} documents, the index holds {n_docs}")
+    for name in ("doc_id", "title"):
+        if not pa.types.is_string(table.schema.field(name).type):
+            raise SearchIndexError(f"{path}: column {name} is {table.schema.field(name).type}, "
+                                   "save_search_index writes strings")
+    docs = table.to_pandas()
+    ids = docs.doc_id
+    bad = ids.isna() | (ids.fillna("").str.strip() == "")
+    if bad.any():
+        raise SearchIndexError(f"{path}: {int(bad.sum())} empty or null doc_id(s), first at row {int(bad.idxmax())}")
+    if ids.duplicated().any():
+        first = ids[ids.duplicated()].iloc[0]
+        raise SearchIndexError(f"{path}: doc_id {first!r} appears {int((ids == first).sum())} times; "
+                               "document ids must be unique")
+    docs["title"] = docs.title.fillna("")
     return docs
 
 
@@ -53,25 +68,12 @@ def _tokenizer_ids(folder: Path) -> tuple[int, str]:
 
 
 def check_encoder_dir(folder: Path, dim: int) -> None:
-    """The saved encoder: its config, a readable weights file, a tokenizer of its vocabulary,
-    and an output dimension equal to the index's."""
+    """The saved encoder: an output dimension equal to the index's, a tokenizer of its vocabulary,
+    and weights that fill its config's model exactly (:func:`check_encoder_folder`)."""
     config = read_json_object(folder / "config.json", SearchIndexError)
     hidden, vocab_size = config.get("hidden_size", config.get("dim")), config.get("vocab_size")
     if hidden is not None and hidden != dim:
         raise SearchIndexError(f"{folder / 'config.json'}: the encoder embeds in {hidden} dimensions, the index in {dim}")
-    weights = sorted(folder.glob("*.safetensors"))
-    if not weights:
-        raise SearchIndexError(f"{folder}: no encoder weights (*.safetensors)")
-    for path in weights:
-        try:
-            with safe_open(str(path), "pt") as tensors:  # the header covers the file: a truncated copy fails
-                shapes = {k: tensors.get_slice(k).get_shape() for k in tensors.keys() if k.endswith(WORD_EMBEDDINGS)}
-        except (SafetensorError, OSError) as err:
-            raise SearchIndexError(f"{path}: not a readable safetensors file (truncated or corrupted?): {err}") from None
-        for name, shape in shapes.items():
-            if None not in (vocab_size, hidden) and list(shape) != [vocab_size, hidden]:
-                raise SearchIndexError(f"{path}: {name} has shape {list(shape)}, the encoder's config.json says "
-                                       f"[{vocab_size}, {hidden}]: weights of another model")
     if not any((folder / name).is_file() for name in VOCAB_FILES):
         raise SearchIndexError(f"{folder}: tokenizer files missing (need one of {', '.join(VOCAB_FILES)}); "
                                "save the encoder with Encoder.save, which writes them")
@@ -79,6 +81,7 @@ def check_encoder_dir(folder: Path, dim: int) -> None:
     if isinstance(vocab_size, int) and top >= vocab_size:
         raise SearchIndexError(f"{folder / source}: token ids up to {top}, but the encoder's vocabulary has "
                                f"{vocab_size} entries: the tokenizer belongs to another model")
+    check_encoder_folder(folder, SearchIndexError)
 
 
 def read_index_config(path: Path, format_version: int) -> dict:

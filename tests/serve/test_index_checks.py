@@ -7,6 +7,8 @@ import shutil
 import subprocess
 import sys
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import torch
 from safetensors.torch import load_file, save_file
@@ -46,6 +48,38 @@ def _add_token(token_id):  # a tokenizer that can emit ids the encoder has no em
     return edit
 
 
+def _rename_tensor(name):
+    def edit(path):
+        tensors = load_file(str(path))
+        tensors[name.rsplit(".", 1)[0] + "." + name.rsplit(".", 1)[1].upper()] = tensors.pop(name)
+        save_file(tensors, str(path))
+    return edit
+
+
+def _drop_tensor(name):
+    def edit(path):
+        tensors = load_file(str(path))
+        del tensors[name]
+        save_file(tensors, str(path))
+    return edit
+
+
+def _drop_vocab_over(size):  # a vocabulary cut below its unknown token's id (100 < size keeps it: drop it too)
+    def edit(path):
+        spec = json.loads(path.read_text())
+        spec["model"]["vocab"] = {t: i for t, i in spec["model"]["vocab"].items() if i < size and t != "[UNK]"}
+        path.write_text(json.dumps(spec))
+    return edit
+
+
+def _edit_doc_ids(change, kind=pa.string()):
+    def edit(path):
+        table = pq.read_table(path)
+        ids = change(table.column("doc_id").to_pylist())
+        pq.write_table(table.set_column(0, "doc_id", pa.array(ids, kind)), path)
+    return edit
+
+
 def _offsets_falling(offsets):  # leaf 0 ends after leaf 1: a negative leaf size
     out = offsets.clone()
     out[1] = out[2] + 1
@@ -82,7 +116,33 @@ BROKEN = [
      "the encoder embeds in 64 dimensions, the index in 32"),
     ("encoder weights of another vocabulary", "encoder/model.safetensors",
      _edit_tensors(**{"embeddings.word_embeddings.weight": lambda w: w[:1000].clone()}),
-     "embeddings.word_embeddings.weight has shape [1000, 32], the encoder's config.json says [30522, 32]"),
+     "embeddings.word_embeddings.weight: saved (1000, 32), model expects (30522, 32)"),
+    ("a renamed encoder tensor", "encoder/model.safetensors", _rename_tensor("encoder.layer.0.output.dense.bias"),
+     "model.safetensors does not match config.json (the model would run with random tensors): "
+     "encoder.layer.0.output.dense.bias: missing from the file; encoder.layer.0.output.dense.BIAS: not in the model"),
+    ("a dropped encoder tensor", "encoder/model.safetensors", _drop_tensor("encoder.layer.1.output.dense.weight"),
+     "encoder.layer.1.output.dense.weight: missing from the file"),
+    ("an encoder config naming an extra layer", "encoder/config.json", _edit_json(num_hidden_layers=3),
+     "encoder.layer.2.attention.output.LayerNorm.bias: missing from the file"),
+    ("an encoder tensor of another shape", "encoder/model.safetensors",
+     _edit_tensors(**{"encoder.layer.0.attention.self.query.weight": lambda w: w[:, :16].clone()}),
+     "encoder.layer.0.attention.self.query.weight: saved (32, 16), model expects (32, 32)"),
+    ("a bogus model_type", "encoder/config.json", _edit_json(model_type="nonsense"),
+     "encoder/config.json: not an encoder configuration transformers can build"),
+    ("a tokenizer without its unknown token", "encoder/tokenizer.json", _drop_vocab_over(1000),
+     "the saved tokenizer fails on a plain text"),
+    ("NaN document embeddings", "index/index.safetensors", _edit_tensors(doc_emb=lambda e: e * float("nan")),
+     "index.safetensors: 40 of 40 document embeddings hold NaN or inf"),
+    ("int64 document embeddings", "index/index.safetensors", _edit_tensors(doc_emb=lambda e: (e * 100).long()),
+     "index.safetensors: doc_emb is torch.int64, expected torch.float32"),
+    ("an inf router weight", "index/indexer.safetensors", _edit_tensors(**{"U.0.weight": lambda w: w + float("inf")}),
+     "indexer.safetensors: NaN or inf in U.0.weight"),
+    ("a null doc id", "docs.parquet", _edit_doc_ids(lambda ids: [None] + ids[1:]), "docs.parquet: 1 empty or null doc_id(s), first at row 0"),
+    ("an empty doc id", "docs.parquet", _edit_doc_ids(lambda ids: ids[:5] + [" "] + ids[6:]), "first at row 5"),
+    ("integer doc ids", "docs.parquet", _edit_doc_ids(lambda ids: list(range(len(ids))), pa.int64()),
+     "docs.parquet: column doc_id is int64, save_search_index writes strings"),
+    ("duplicate doc ids", "docs.parquet", _edit_doc_ids(lambda ids: ids[:1] * 2 + ids[2:]),
+     "docs.parquet: doc_id 'd00' appears 2 times; document ids must be unique"),
 ]
 
 
