@@ -31,6 +31,7 @@ METRIC_NAMES = ("hits", "hit_rate", "precision", "recall", "f1", "mrr", "map", "
 NEEDS_CUTOFF = ("psp",)
 UNTUNED_SEARCHES = ("exact", "tree", "tree-pq")  # every other search tunes its build parameters on search.tune_split
 BEIR_LAYOUT_SOURCES = ("beir", "scifact", "fiqa", "nfcorpus")  # dataset.path holds qrels/<split>.tsv
+LOCAL_ONLY_SOURCES = ("beir",)  # no download: dataset.path is required
 
 
 def check_config(config: dict, schema_path: str | os.PathLike, data_dir: str | os.PathLike | None = None,
@@ -40,6 +41,7 @@ def check_config(config: dict, schema_path: str | os.PathLike, data_dir: str | o
     metric families beyond ranx's (ehi.evaluate.metric_registry.families: plugins included; passed
     in because this module sits below the evaluation stage)."""
     train_schema = yaml.safe_load(Path(schema_path).read_text())["properties"]["train"]
+    check_source(config["dataset"])
     check_metrics(config["evaluation"]["metrics"], metric_families)
     trains = variant_trains(config, train_schema)
     n_docs = known_corpus_size(config["dataset"], data_dir)
@@ -48,6 +50,14 @@ def check_config(config: dict, schema_path: str | os.PathLike, data_dir: str | o
         if train.get("select") == "dev" and not train.get("dev_eval"):
             raise ConfigError(f"config {where}.select: dev picks the best dev epoch, which needs {where}.dev_eval: true")
     check_splits(config, known_splits(config["dataset"], data_dir), trains)
+
+
+def check_source(dataset: dict) -> None:
+    """A source that downloads nothing needs the local copy it reads."""
+    if dataset["source"] in LOCAL_ONLY_SOURCES and not dataset.get("path"):
+        raise ConfigError(f"config dataset.path: source {dataset['source']!r} reads a local BEIR directory and "
+                          "downloads nothing; set dataset.path to it, or name a source that downloads "
+                          "(scifact, fiqa, nfcorpus, msmarco, ..., or ir_datasets:<id>)")
 
 
 def check_metrics(metrics: list[str], extra_families=()) -> None:

@@ -1,60 +1,28 @@
 """Dataset sources behind one interface: ``SOURCES[name].fetch(cache_dir)`` / ``.load(cache_dir)``.
 
-A :class:`Source` knows where its files are published, how to check them and which parser turns a
-local directory into a :class:`~ehi.data.dataset.Dataset`. Parsers take a local directory, so a copy
-made by hand (or on another machine) loads through ``dataset.path`` with no download. Downloads
-stream to a temporary file that is renamed into place only once its checksum matches: the md5 the
-source publishes where there is one (BEIR, MS MARCO, TREC), else a sha256 recorded at first
-download in ``<cache_dir>/<name>/checksums.json`` and checked on every later download. Archives are
-extracted only if no member is absolute or climbs out with ``..``.
-
-Without network a download fails within :data:`TIMEOUT_S` seconds, naming the dataset and the config
-keys that point at a local copy instead.
+A :class:`Source` knows where its files are published and which parser turns a local directory
+into a :class:`~ehi.data.dataset.Dataset`. Parsers take a local directory, so a copy made by hand
+(or on another machine) loads through ``dataset.path`` with no download. Fetching, checksums, the
+cache and safe extraction are :mod:`ehi.data.download`'s; without a network a fetch fails within
+seconds, naming the dataset and the config keys that point at a local copy instead.
 """
 
 from __future__ import annotations
 
-import hashlib
-import http.client
-import json
 import logging
 import os
-import tarfile
-import urllib.request
-import zipfile
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Callable
-
 
 from ehi.data.beir import load_beir
 from ehi.data.formats import load_msmarco, load_nq320k, load_xmc, read_msmarco_triples  # noqa: F401  (re-exported)
 from ehi.data.dataset import Dataset
-from ehi.data.validate import DataError
-from ehi.core.io import atomic_path, write_json
+from ehi.data.download import (  # noqa: F401  (re-exported)
+    TIMEOUT_S, DownloadError, Remote, download, find_root, overridden, safe_extract)
 from ehi.core.plugins import load_plugins
 
 log = logging.getLogger("ehi.data")
-
-TIMEOUT_S = 10  # per connect/read: fail fast offline, yet tolerate a slow mirror
-CHUNK = 1 << 20
-
-
-class DownloadError(RuntimeError):
-    """A dataset could not be fetched; the message says how to use a local copy instead."""
-
-
-@dataclass(frozen=True)
-class Remote:
-    """One published file. ``md5``/``sha256``: published or pinned checksums (else trust on first use)."""
-
-    url: str
-    filename: str
-    md5: str | None = None
-    sha256: str | None = None
-    extract: bool = False
-    optional: bool = False  # fetched only on request (e.g. MS MARCO's 2 GB training triples)
-    headers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -80,11 +48,11 @@ class Source:
         if not self.remotes:
             raise DownloadError(f"{self.name}: {self.note} {self.hint()}")
         root = Path(cache_dir).expanduser() / self.name
-        for remote in self.remotes:
+        for remote in overridden(self.name, self.remotes):
             if remote.optional and not optional:
                 continue
             target = root / "downloads" / remote.filename if remote.extract else root / remote.filename
-            download(remote, target, self, root / "checksums.json")
+            download(remote, target, self.name, root / "checksums.json", self.hint())
             done = target.with_name(target.name + ".extracted")
             if remote.extract and not done.exists():
                 safe_extract(target, root)
@@ -93,91 +61,6 @@ class Source:
 
     def load(self, cache_dir: str | os.PathLike) -> Dataset:
         return self.load_local(self.fetch(cache_dir))
-
-
-def download(remote: Remote, target: Path, source: Source, manifest: Path) -> Path:
-    """Stream ``remote`` to ``target`` atomically, verifying its checksum before the rename."""
-    if target.exists():
-        return target
-    log.info("%s: downloading %s", source.name, remote.url)
-    request = urllib.request.Request(remote.url, headers={"User-Agent": "ehi-data", **dict(remote.headers)})
-    md5, sha = hashlib.md5(), hashlib.sha256()
-    try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response, atomic_path(target) as tmp:
-            with open(tmp, "wb") as out:
-                for chunk in iter(lambda: response.read(CHUNK), b""):
-                    md5.update(chunk)
-                    sha.update(chunk)
-                    out.write(chunk)
-            check_payload(remote, response, tmp, source)
-            verify(remote, md5.hexdigest(), sha.hexdigest(), manifest, source)
-    except (OSError, http.client.HTTPException, ValueError) as err:
-        reason = getattr(err, "reason", None) or err
-        raise DownloadError(
-            f"{source.name}: cannot download {remote.url} ({reason}). No network? Then {source.hint()}"
-        ) from err
-    return target
-
-
-def check_payload(remote: Remote, response, tmp: Path, source: Source) -> None:
-    """Refuse an HTML page served in place of the file (a quota or consent page of a file host):
-    with no published checksum it would otherwise be recorded as the first-use checksum."""
-    headers = getattr(response, "headers", None)
-    html = headers is not None and headers.get_content_type() == "text/html"
-    if html or (remote.extract and not (zipfile.is_zipfile(tmp) or tarfile.is_tarfile(tmp))):
-        raise DownloadError(
-            f"{source.name}: {remote.url} served {'an HTML page' if html else 'no archive'} instead of "
-            f"{remote.filename}; download it by hand and {source.hint()}"
-        )
-
-
-def verify(remote: Remote, md5: str, sha256: str, manifest: Path, source: Source) -> None:
-    """Check a download against the published or recorded checksum; record a first sha256."""
-    recorded = json.loads(manifest.read_text()) if manifest.exists() else {}
-    expected = [("md5", remote.md5, md5), ("sha256", remote.sha256 or recorded.get(remote.filename), sha256)]
-    for kind, want, got in expected:
-        if want and want != got:
-            raise DownloadError(
-                f"{source.name}: {remote.filename} has {kind} {got}, expected {want}; "
-                f"the download is corrupt or the file changed upstream (delete {manifest} to accept a new version)"
-            )
-    if remote.filename not in recorded:
-        write_json({**recorded, remote.filename: sha256}, manifest)
-
-
-def check_member(name: str, archive: Path) -> None:
-    """Refuse archive members that would land outside the extraction directory."""
-    path = PurePosixPath(name.replace("\\", "/"))
-    if path.is_absolute() or ".." in path.parts or (path.parts and ":" in path.parts[0]):
-        raise DataError(f"{archive}: unsafe member {name!r} (absolute path or '..'); refusing to extract")
-
-
-def safe_extract(archive: Path, dest: Path) -> None:
-    """Extract a zip or tar archive into ``dest`` after checking every member name."""
-    if zipfile.is_zipfile(archive):
-        with zipfile.ZipFile(archive) as zf:
-            for name in zf.namelist():
-                check_member(name, archive)
-            zf.extractall(dest)
-    elif tarfile.is_tarfile(archive):
-        with tarfile.open(archive) as tf:
-            for member in tf.getmembers():
-                check_member(member.name, archive)
-            # The "data" filter also refuses links out of dest and device files.
-            tf.extractall(dest, filter="data")
-    else:
-        raise DataError(f"{archive}: neither a zip nor a tar archive")
-
-
-def find_root(root: Path, marker: str) -> Path:
-    """The directory holding ``marker``: ``root`` itself or the one folder an archive unpacked to."""
-    if (root / marker).is_file():
-        return root
-    hits = [p.parent for pattern in (f"*/{marker}", f"*/*/{marker}") for p in sorted(root.glob(pattern))]
-    hits = [p for p in hits if "downloads" not in p.relative_to(root).parts]
-    if len(hits) != 1:
-        raise DataError(f"{root}: expected one directory with {marker}, found {len(hits) or 'none'}")
-    return hits[0]
 
 
 BEIR_URL = "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets/{}.zip"

@@ -32,6 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ehi.core.config import canonical
+from ehi.core.errors import ConfigError
 from ehi.core.plugins import load_plugins
 from ehi.search.base import Searcher, SearchResult, log_grid
 from ehi.search.config import SearchConfig
@@ -170,8 +171,13 @@ def check_systems(systems, key: str = "search.systems", encoders=ENCODERS) -> No
     pattern = re.compile(system_pattern(encoders))
     bad = [s for s in systems if not pattern.fullmatch(str(s))]
     if bad:
-        raise ValueError(f"config {key}: unknown system(s) {bad}; a system is {{encoder}}+{{search}} with "
-                         f"encoder in {list(encoders)} and search in {list(searches())}")
+        raise ConfigError(f"config {key}: unknown system(s) {bad}; a system is {{encoder}}+{{search}} with "
+                          f"encoder in {list(encoders)} and search in {list(searches())}")
+    # only EHI trains a tree: pre+tree or de+tree-pq would wait for an index no rule can build
+    treeless = [s for s in systems if s.split("+", 1)[1] in TREES and s.split("+", 1)[0] != "ehi"]
+    if treeless:
+        raise ConfigError(f"config {key}: {treeless} search a tree, which only EHI trains; use ehi+tree or "
+                          f"ehi+tree-pq, or another search (exact, faiss-ivf, ...) for the {sorted({s.split('+')[0] for s in treeless})} encoder(s)")
 
 
 def rule_settings(search_section: dict, system: str) -> dict:

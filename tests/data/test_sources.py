@@ -1,29 +1,16 @@
-"""Source parsers on fixture files in each source's real format, safe extraction, and offline downloads.
-
-No test touches the network: ``urllib.request.urlopen`` is replaced by a fake that either refuses
-(no network) or serves bytes from memory.
-"""
+"""Source parsers on fixture files in each source's real format, and safe extraction (downloads:
+test_downloads.py)."""
 
 import gzip
-import hashlib
 import io
 import json
 import tarfile
-import time
-import urllib.error
-import urllib.request
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from ehi.data import sources
-from ehi.data.beir import load_beir
 from ehi.data.sources import (
-    SOURCES,
-    DownloadError,
-    Remote,
-    Source,
     load_dataset,
     load_msmarco,
     load_nq320k,
@@ -168,77 +155,6 @@ def test_safe_extract_tar_in_place(tmp_path):
         tf.addfile(info, io.BytesIO(b"0\thello\n"))
     safe_extract(tar, tmp_path / "out")
     assert (tmp_path / "out" / "collection.tsv").read_text() == "0\thello\n"
-
-
-# ---- downloads without network --------------------------------------------------------------------
-
-
-def test_every_download_fails_fast_offline(tmp_path, monkeypatch):
-    def refuse(*args, **kwargs):
-        raise urllib.error.URLError("[Errno -3] Temporary failure in name resolution")
-
-    monkeypatch.setattr(urllib.request, "urlopen", refuse)
-    for name, source in SOURCES.items():
-        start = time.monotonic()
-        with pytest.raises(DownloadError, match=rf"^{name}: .*dataset\.path: /path/to/{name}"):
-            source.fetch(tmp_path / "cache")
-        assert time.monotonic() - start < 15
-    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*.zip"))
-
-
-def zipped_beir(tmp_path: Path) -> bytes:
-    """A BEIR archive as published: everything under one ``<name>/`` folder."""
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as zf:
-        zf.writestr("toy/corpus.jsonl", "".join(json.dumps({"_id": f"d{i}", "title": "", "text": f"doc {i}"}) + "\n" for i in range(5)))
-        zf.writestr("toy/queries.jsonl", '{"_id": "q0", "text": "query zero"}\n')
-        zf.writestr("toy/qrels/test.tsv", "query-id\tcorpus-id\tscore\nq0\td3\t1\n")
-    return buf.getvalue()
-
-
-def serve(monkeypatch, payload: bytes, calls: list):
-    def fake_urlopen(request, timeout=None):
-        calls.append((request.full_url, timeout))
-        return io.BytesIO(payload)
-
-    monkeypatch.setattr(urllib.request, "urlopen", fake_urlopen)
-
-
-def test_download_verifies_md5_then_extracts_and_loads(tmp_path, monkeypatch):
-    payload, calls = zipped_beir(tmp_path), []
-    serve(monkeypatch, payload, calls)
-    remote = Remote("https://example.invalid/toy.zip", "toy.zip", md5=hashlib.md5(payload).hexdigest(), extract=True)
-    toy = Source("toy", load_beir, sources.BEIR_LAYOUT, "corpus.jsonl", (remote,))
-    ds = toy.load(tmp_path / "cache")
-    assert ds.name == "toy" and len(ds.corpus) == 5
-    assert calls == [("https://example.invalid/toy.zip", sources.TIMEOUT_S)]
-    toy.load(tmp_path / "cache")  # cached: no second request
-    assert len(calls) == 1
-    bad = Source("bad", load_beir, sources.BEIR_LAYOUT, "corpus.jsonl", (Remote(remote.url, "toy.zip", md5="0" * 32, extract=True),))
-    with pytest.raises(DownloadError, match=r"bad: .*toy\.zip has md5 [0-9a-f]{32}, expected 0{32}"):
-        bad.fetch(tmp_path / "cache")
-    assert not (tmp_path / "cache" / "bad" / "downloads" / "toy.zip").exists()
-
-
-def test_download_records_sha256_and_checks_it_later(tmp_path, monkeypatch):
-    payload, calls = zipped_beir(tmp_path), []
-    serve(monkeypatch, payload, calls)
-    toy = Source("toy", load_beir, sources.BEIR_LAYOUT, "corpus.jsonl", (Remote("https://example.invalid/toy.zip", "toy.zip", extract=True),))
-    toy.fetch(tmp_path / "cache")
-    manifest = json.loads((tmp_path / "cache" / "toy" / "checksums.json").read_text())
-    assert manifest == {"toy.zip": hashlib.sha256(payload).hexdigest()}
-    (tmp_path / "cache" / "toy" / "downloads" / "toy.zip").unlink()
-    serve(monkeypatch, payload + b"changed upstream", calls)
-    with pytest.raises(DownloadError, match=r"toy\.zip has sha256 .*, expected .*changed upstream"):
-        toy.fetch(tmp_path / "cache")
-
-
-def test_html_page_instead_of_archive_is_refused(tmp_path, monkeypatch):
-    serve(monkeypatch, b"<html>quota exceeded</html>", [])
-    toy = Source("toy", load_beir, sources.BEIR_LAYOUT, "corpus.jsonl", (Remote("https://example.invalid/t.zip", "t.zip", extract=True),))
-    with pytest.raises(DownloadError, match=r"toy: .* served no archive instead of t\.zip; download it by hand"):
-        toy.fetch(tmp_path / "cache")
-    assert not (tmp_path / "cache" / "toy" / "checksums.json").exists()  # nothing recorded as trusted
 
 
 def test_load_dataset_dispatches_local_copies(tmp_path):

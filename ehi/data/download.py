@@ -1,0 +1,148 @@
+"""Fetching one published file into the dataset cache, verified, and unpacking it safely.
+
+Downloads go through pooch (a maintained library for exactly this: streamed to a temporary file in
+the cache, checked, then moved into place; retries; a tqdm progress bar), so nothing is
+hand-written here but the checks pooch does not know. A file is checked against the md5 its source
+publishes where there is one (BEIR, MS MARCO, TREC), else against the sha256 recorded at its first
+download in ``<cache>/<source>/checksums.json`` (trust on first use, checked on every later
+download). A file already in the cache is not fetched again. Every failure is a one-line
+:class:`DownloadError` naming the URL or file and what to do.
+
+``EHI_SOURCE_OVERRIDES`` names a JSON file ``{source: {filename: {"url": ..., "md5": ...}}}`` that
+points files at a mirror (keeping the published checksum unless it gives another): for a local
+mirror, and for the tests, which serve fixture archives from 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tarfile
+import zipfile
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
+
+from ehi.core.errors import UserError
+from ehi.core.io import write_json
+from ehi.data.validate import DataError
+
+log = logging.getLogger("ehi.data")
+
+TIMEOUT_S = 10  # per connect/read: fail fast offline, yet tolerate a slow mirror
+RETRIES = 2  # pooch waits 1 s, then 2 s between attempts
+OVERRIDES_ENV = "EHI_SOURCE_OVERRIDES"
+
+
+class DownloadError(UserError):
+    """A dataset file could not be fetched or verified; the message says what to do instead."""
+
+
+@dataclass(frozen=True)
+class Remote:
+    """One published file. ``md5``/``sha256``: published or pinned checksums (else trust on first use)."""
+
+    url: str
+    filename: str
+    md5: str | None = None
+    sha256: str | None = None
+    extract: bool = False
+    optional: bool = False  # fetched only on request (e.g. MS MARCO's 2 GB training triples)
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+def overridden(source_name: str, remotes: tuple[Remote, ...]) -> tuple[Remote, ...]:
+    """``remotes`` with the URLs and checksums that ``EHI_SOURCE_OVERRIDES`` gives for this source."""
+    path = os.environ.get(OVERRIDES_ENV)
+    if not path:
+        return remotes
+    try:
+        table = json.loads(Path(path).expanduser().read_text()).get(source_name, {})
+    except (OSError, ValueError, AttributeError) as err:
+        raise DownloadError(f"{OVERRIDES_ENV}={path}: not a readable JSON object ({err}); fix or unset it") from None
+    unknown = sorted(set(table) - {r.filename for r in remotes})
+    if unknown:
+        raise DownloadError(f"{OVERRIDES_ENV}={path}: source {source_name!r} publishes no file {unknown}; "
+                            f"its files: {[r.filename for r in remotes]}")
+    keys = ("url", "md5", "sha256")
+    return tuple(replace(r, **{k: v for k, v in table.get(r.filename, {}).items() if k in keys}) for r in remotes)
+
+
+def download(remote: Remote, target: Path, what: str, manifest: Path, hint: str) -> Path:
+    """Fetch ``remote`` to ``target`` (once), verified; ``what`` names the dataset in messages and
+    ``hint`` says how to use a local copy instead."""
+    if target.exists():
+        return target
+    import pooch
+    import requests
+
+    recorded = json.loads(manifest.read_text()) if manifest.exists() else {}
+    pinned = remote.sha256 or recorded.get(remote.filename)
+    known = f"md5:{remote.md5}" if remote.md5 else (f"sha256:{pinned}" if pinned else None)
+    log.info("%s: downloading %s to %s", what, remote.url, target)
+    store = pooch.create(path=target.parent, base_url="", registry={target.name: known},
+                         urls={target.name: remote.url}, retry_if_failed=RETRIES)
+    downloader = pooch.HTTPDownloader(progressbar=True, timeout=TIMEOUT_S,
+                                      headers={"User-Agent": "ehi-data", **dict(remote.headers)})
+    try:
+        store.fetch(target.name, downloader=downloader)
+    except ValueError as err:  # pooch: the hash does not match
+        again = f"delete {manifest} to accept a new version" if not remote.md5 and pinned else "try again later"
+        raise DownloadError(f"{what}: {remote.filename} from {remote.url}: {' '.join(str(err).split())}; the download "
+                            f"is corrupt or the file changed upstream ({again})") from None
+    except (OSError, requests.RequestException) as err:
+        raise DownloadError(f"{what}: cannot download {remote.url} ({type(err).__name__}: "
+                            f"{' '.join(str(err).split())[:300]}). No network? Then {hint}") from None
+    check_payload(remote, target, what)
+    if remote.filename not in recorded:
+        write_json({**recorded, remote.filename: pooch.file_hash(str(target), alg="sha256")}, manifest)
+    return target
+
+
+def check_payload(remote: Remote, file: Path, what: str) -> None:
+    """Refuse an HTML page served in place of the file (a quota or consent page of a file host):
+    with no published checksum it would otherwise be recorded as the first-use checksum."""
+    with open(file, "rb") as fh:
+        head = fh.read(512).lstrip().lower()
+    html = head.startswith((b"<!doctype html", b"<html"))
+    if html or (remote.extract and not (zipfile.is_zipfile(file) or tarfile.is_tarfile(file))):
+        file.unlink()
+        raise DownloadError(
+            f"{what}: {remote.url} served {'an HTML page' if html else 'no archive'} instead of "
+            f"{remote.filename}; download it by hand and put it at {file}"
+        )
+
+
+def check_member(name: str, archive: Path) -> None:
+    """Refuse archive members that would land outside the extraction directory."""
+    path = PurePosixPath(name.replace("\\", "/"))
+    if path.is_absolute() or ".." in path.parts or (path.parts and ":" in path.parts[0]):
+        raise DataError(f"{archive}: unsafe member {name!r} (absolute path or '..'); refusing to extract")
+
+
+def safe_extract(archive: Path, dest: Path) -> None:
+    """Extract a zip or tar archive into ``dest`` after checking every member name."""
+    if zipfile.is_zipfile(archive):
+        with zipfile.ZipFile(archive) as zf:
+            for name in zf.namelist():
+                check_member(name, archive)
+            zf.extractall(dest)
+    elif tarfile.is_tarfile(archive):
+        with tarfile.open(archive) as tf:
+            for member in tf.getmembers():
+                check_member(member.name, archive)
+            # The "data" filter also refuses links out of dest and device files.
+            tf.extractall(dest, filter="data")
+    else:
+        raise DataError(f"{archive}: neither a zip nor a tar archive")
+
+
+def find_root(root: Path, marker: str) -> Path:
+    """The directory holding ``marker``: ``root`` itself or the one folder an archive unpacked to."""
+    if (root / marker).is_file():
+        return root
+    hits = [p.parent for pattern in (f"*/{marker}", f"*/*/{marker}") for p in sorted(root.glob(pattern))]
+    hits = [p for p in hits if "downloads" not in p.relative_to(root).parts]
+    if len(hits) != 1:
+        raise DataError(f"{root}: expected one directory with {marker}, found {len(hits) or 'none'}")
+    return hits[0]
