@@ -15,6 +15,7 @@ import pandas as pd
 
 from ehi.core.io import atomic_path
 from ehi.model.tree_stats import leaf_health
+from ehi.report.latex import table_tex
 from ehi.search.registry import line_style
 
 plt.switch_backend("Agg")  # files only, no display (pyplot picks its backend lazily, so this is in time)
@@ -24,13 +25,19 @@ plt.switch_backend("Agg")  # files only, no display (pyplot picks its backend la
 ENCODER_COLOURS = {"ehi": "tab:red", "de": "tab:blue"}
 
 
+def markdown_table(df: pd.DataFrame, floatfmt: str = ".4f") -> str:
+    """``df`` as a Markdown table, "–" where nothing was measured (NaN, None)."""
+    cells = df.astype(object).where(df.notna(), None)
+    return cells.to_markdown(index=False, floatfmt=floatfmt, missingval="–")
+
+
 def render_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", floatfmt: str = ".4f") -> list[Path]:
     """Write ``df`` as ``stem``.md, .tex and .csv (values are rounded here, never at the source)."""
     stem = Path(stem)
     outputs = []
     renderers = {
-        ".md": lambda d: (f"{caption}\n\n" if caption else "") + d.to_markdown(index=False, floatfmt=floatfmt) + "\n",
-        ".tex": lambda d: d.to_latex(index=False, float_format=lambda x: format(x, floatfmt), caption=caption or None, na_rep="--"),
+        ".md": lambda d: (f"{caption}\n\n" if caption else "") + markdown_table(d, floatfmt) + "\n",
+        ".tex": lambda d: table_tex(d, caption, floatfmt),
         ".csv": lambda d: d.to_csv(index=False),
     }
     for suffix, render in renderers.items():

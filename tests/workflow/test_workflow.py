@@ -131,6 +131,22 @@ def test_the_trained_index_answers_ehi_search(test_run, capsys):
     assert "leaves" in capsys.readouterr().out.lower()
 
 
+def test_trec_run_files_give_the_per_query_ndcg(test_run):
+    import ir_measures
+
+    qrels = pd.read_parquet(test_run / "resources" / "test" / "data" / "qrels.parquet")
+    qrels = [ir_measures.Qrel(q, d, int(r)) for q, d, r, s in qrels.itertuples(index=False) if s == "test" and r >= 1]
+    trec = test_run / "resources" / "test" / "main" / "runs" / "trec"
+    per_query = pd.read_parquet(test_run / "results" / "test" / "main" / "per_query" / "ehi+tree.parquet")
+    files = sorted((trec / "ehi+tree").glob("beam=*.trec"))
+    assert len(files) == per_query.budget_value.nunique() and len(list(trec.iterdir())) == 8  # every system
+    for path in files:
+        want = per_query[(per_query.metric == "ndcg@10") & (per_query.budget_value == float(path.stem[5:]))]
+        got = {m.query_id: m.value for m in ir_measures.iter_calc([ir_measures.nDCG @ 10], qrels,
+                                                                   ir_measures.read_trec_run(str(path)))}
+        assert [got.get(q, 0.0) for q in want.query_id] == pytest.approx(want.value.tolist(), abs=1e-12)
+
+
 def test_tables_rerun_from_cached_results_schedules_no_training(test_run, tmp_path):
     """A fresh clone has results/ but no resources/ and no .snakemake/: `tables` must not retrain."""
     import shutil
@@ -248,7 +264,7 @@ def test_a_change_to_hnsw_m_reruns_the_hnsw_searches_only(test_run, tmp_path):
     proc = snakemake("-n", "main", "--configfile", TEST_CONFIG, str(change), workdir=test_run)
     out = proc.stdout + proc.stderr
     searched = {line.split("runs/")[1].split(".parquet")[0] for line in out.splitlines()
-                if "output:" in line and "/runs/" in line}
+                if "output:" in line and "/runs/" in line and "/runs/trec/" not in line}
     assert searched == {"de+faiss-hnsw"}, searched
     assert not jobs_of(out) & {"train_ehi", "train_de", "embed", "ehi_index"}
 
