@@ -36,6 +36,7 @@ from ehi.model.tree import TreeIndexer, check_leaves_fit
 from ehi.model.tree_init import kmeans_init_
 from ehi.model.tree_stats import tree_diagnostics
 from ehi.train import distributed
+from ehi.train import progress as progress_lines
 from ehi.train.batches import TrainData, refresh_cache
 from ehi.train.checkpoint import load_checkpoint, save_checkpoint, write_log
 from ehi.train.config import TrainConfig
@@ -118,6 +119,9 @@ def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | o
     stop = cfg.epochs if stop_after_epoch is None else min(cfg.epochs, stop_after_epoch)
     tree_used = cfg.use_tree and (cfg.lambda_indexing > 0 or cfg.lambda_neighbour > 0)
     towers = distributed.wrap(encoder, indexer, device, tree_used) if ctx.active else None
+    name = "ehi" if cfg.use_tree else "de"
+    if ctx.is_main:
+        progress_lines.started(name, len(data.pair_q), n_batches, cfg.epochs, out, epoch)
     while epoch < stop and not (selection and selection.should_stop(rows)):
         if need_cache and cache is None:
             cache = refresh_cache(data, encoder, indexer, cfg)
@@ -138,6 +142,7 @@ def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | o
         cache = cache if keep_cache else fresh
         rows.append(row)
         if ctx.is_main:
+            progress_lines.epoch_done(name, row, cfg.epochs)
             if selection is not None:
                 selection.keep_if_best(rows, encoder, indexer)
             write_log(rows, out / "train_log.parquet", cfg)
@@ -158,6 +163,7 @@ def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | o
                "last": rows[-1] if rows else {}, "config": cfg.to_dict()}
     if ctx.is_main:
         write_json(summary, out / "train_summary.json")
+        progress_lines.finished(name, summary, out)
     ctx.barrier()
     return summary
 

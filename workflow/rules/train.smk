@@ -5,6 +5,8 @@
 # A job asks for max(1, resources.gpus_per_train) GPUs (config; a profile may override with
 # set-resources: train_ehi: gpu: N). With one, the script runs as one process; with N > 1 it runs
 # under torchrun with N processes (ehi.train.distributed: data-parallel, same result as one process).
+# The log file gets everything (stderr); stdout, left on the console, gets the start, epoch and
+# end lines (ehi.train.progress).
 import shlex
 import sys
 
@@ -43,7 +45,7 @@ rule train_ehi:
         f" else launch={PYTHON}; fi;"
         f" $launch {TRAIN_SCRIPT} --data-dir {{params.data_dir:q}} --encoder {{params.encoder:q}}"
         " --train {params.train:q} --out-dir $(dirname {output.encoder:q})"
-        " --log-table {output.log_table:q} --threads {threads} > {log:q} 2>&1"
+        " --log-table {output.log_table:q} --threads {threads} 2> {log:q}"
 
 
 use rule train_ehi as train_de with:

@@ -47,6 +47,10 @@ def main(args: argparse.Namespace, configure_logging: bool = True) -> None:
     if configure_logging:  # stderr, which the rule sends to its log file; other ranks: warnings only
         logging.basicConfig(level=logging.INFO if ctx.is_main else logging.WARNING, force=True,
                             format=f"%(asctime)s [rank {ctx.rank}] %(name)s %(levelname)s %(message)s")
+        if ctx.is_main:  # start, epoch and end lines on stdout too, which the rule leaves on the console
+            console = logging.StreamHandler(sys.stdout)
+            console.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+            logging.getLogger("ehi.train.progress").addHandler(console)
     torch.set_num_threads(max(1, args.threads // int(os.environ.get("LOCAL_WORLD_SIZE", 1))))
     work_dir = Path(args.out_dir)
     dataset = Dataset.read(args.data_dir)

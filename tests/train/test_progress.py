@@ -1,0 +1,34 @@
+"""The lines a user follows a training by: a start line, one per epoch (losses, dev metrics, time)
+and an end line, on the ``ehi.train.progress`` logger the training script also sends to stdout."""
+
+import logging
+import subprocess
+import sys
+
+from ehi.model.encoder import load_encoder
+from ehi.train.loop import train
+from tests.train.test_loop import config, tiny_dataset
+
+
+def test_training_says_start_each_epoch_and_end(tmp_path, caplog):
+    cfg = config(epochs=2, dev_eval=False)
+    with caplog.at_level(logging.INFO, logger="ehi.train.progress"):
+        train(tiny_dataset(), load_encoder("tiny-random", max_length=16, device="cpu"), cfg, tmp_path, progress=False)
+    lines = [r.getMessage() for r in caplog.records if r.name == "ehi.train.progress"]
+    assert len(lines) == 4, lines
+    assert lines[0].startswith("train ehi: ") and " pairs, " in lines[0] and "2 epochs" in lines[0]
+    for epoch, line in enumerate(lines[1:3], 1):
+        assert line.startswith(f"train ehi: epoch {epoch}/2 loss=") and "siamese=" in line and line.endswith(" s)")
+    assert lines[3].startswith("train ehi: done after 2 epochs") and str(tmp_path) in lines[3]
+
+
+def test_the_training_script_prints_the_lines_on_stdout_and_the_rest_on_stderr(tmp_path, repo_root):
+    tiny_dataset().write(tmp_path / "data")
+    args = ["--data-dir", str(tmp_path / "data"), "--encoder", "tiny-random", "--out-dir", str(tmp_path / "run"),
+            "--train", repr(config(epochs=1, dev_eval=False).to_dict()), "--log-table", str(tmp_path / "log.parquet")]
+    proc = subprocess.run([sys.executable, str(repo_root / "workflow" / "scripts" / "train.py"), *args], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = [line for line in proc.stdout.splitlines() if line.strip()]
+    assert len(out) == 3 and "train ehi: epoch 1/1 loss=" in out[1] and "done after 1 epochs" in out[2], out
+    assert "train ehi: epoch 1/1" in proc.stderr  # the rule's log file gets them too
