@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ehi.report import figures as draw
+from ehi.report.significance_table import render_significance
 from ehi.model.tree_stats import leaf_health, leaf_size_stats
 from ehi.evaluate.metrics import kmr_table
 from ehi.core.io import read_table
@@ -141,7 +142,7 @@ def build_report(results_dir: str | os.PathLike, dataset: str, variants, ablatio
     for metric in metrics:
         draw.plot_kmr(main, metric, figures / f"kmr_{metric.replace('@', '_at_')}.png", title=f"{dataset}: {metric}")
     sig = read_table(results / "significance.parquet")
-    draw.render_table(sig, tables / f"{dataset}_significance", caption=f"{dataset}: paired significance tests, Holm-adjusted")
+    render_significance(sig, tables / f"{dataset}_significance", caption=f"{dataset}: paired significance tests, Holm-adjusted")
     draw.render_table(leaf_balance(leaves), tables / f"{dataset}_leaf_balance",
                        caption=" ".join([f"{dataset}: documents per leaf.", *warnings]))
     draw.plot_leaf_sizes({v: df["size"].to_numpy() for v, df in leaves.items()}, figures / "leaf_sizes.png")

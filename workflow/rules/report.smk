@@ -17,9 +17,10 @@ rule tables:
                             for s in ("ehi+tree", "ehi+exact") if ABLATIONS and s in variant_systems(v)],
     output:
         kmr=report(f"results/tables/{DS}_kmr.md", category="Tables", caption="../report/kmr_table.rst"),
-        significance=f"results/tables/{DS}_significance.md",
-        ablations=f"results/tables/{DS}_ablations.md",
-        ablation_significance=f"results/tables/{DS}_ablation_significance.md",
+        significance=report(f"results/tables/{DS}_significance.md", category="Tables", caption="../report/significance.rst"),
+        ablations=report(f"results/tables/{DS}_ablations.md", category="Tables", caption="../report/ablations.rst"),
+        ablation_significance=report(f"results/tables/{DS}_ablation_significance.md", category="Tables",
+                                     caption="../report/ablations.rst"),
         leaf_balance=f"results/tables/{DS}_leaf_balance.md",
         timings=f"results/tables/{DS}_timings.md",
         figures=report(directory(f"results/figures/{DS}"), patterns=["{name}.png"], category="Figures", caption="../report/figures.rst"),
@@ -49,7 +50,7 @@ rule claims:
         significance=cached(f"{RES}/significance.parquet"),
         claims=os.path.join(workflow.basedir, "ehi", "report", "claims.yaml"),
     output:
-        md=f"results/tables/{DS}_claims.md",
+        md=report(f"results/tables/{DS}_claims.md", category="Claims", caption="../report/claims.rst"),
         csv=f"results/tables/{DS}_claims.csv",
     log:
         f"logs/{DS}/claims.log",

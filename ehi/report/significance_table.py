@@ -1,0 +1,71 @@
+"""The significance table a reader takes in at a glance, beside the long form kept as CSV.
+
+The long form (``significance.parquet``: one row per pair, metric, budget and test, with both
+systems' means, p-values, effect size and interval) is what scripts want; a reader wants to know,
+per metric, which comparison went which way at which budget. The compact form has one row per
+system pair and metric, one column per budget, each cell the difference of means (A - B) with a
+mark where the Holm-adjusted test called it significant.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from ehi.core.io import atomic_path
+from ehi.report.latex import table_tex
+
+MARK = "*"
+MARKED_TEST = "randomization"  # the test the claims are judged with
+
+
+def _pct(budget: float) -> str:
+    return f"{100 * budget:g}%"
+
+
+def _cell(delta: float, significant: bool) -> str:
+    return f"{delta:+.3f}{MARK if significant else ''}"
+
+
+def significance_wide(sig: pd.DataFrame, test: str = MARKED_TEST) -> pd.DataFrame:
+    """metric, A, B and one column per budget: "Δ" of A - B, marked where ``test`` is significant."""
+    rows = sig[sig.test == test] if "test" in sig and (sig.test == test).any() else sig
+    keys = ["metric", "system_a", "system_b"]
+    rows = rows.drop_duplicates([*keys, "budget"])
+    budgets = sorted(rows.budget.unique())
+    cells = rows.assign(cell=[_cell(d, s) for d, s in zip(rows.delta, rows.significant)],
+                        column=rows.budget.map(_pct))
+    wide = cells.pivot(index=keys, columns="column", values="cell")
+    order = list(dict.fromkeys(zip(rows.metric, rows.system_a, rows.system_b)))  # the tests' own order
+    wide = wide.reindex(pd.MultiIndex.from_tuples(order, names=keys))
+    wide = wide[[_pct(b) for b in budgets]].reset_index()
+    return wide.rename(columns={"system_a": "A", "system_b": "B"})
+
+
+def significance_markdown(wide: pd.DataFrame, caption: str) -> str:
+    """One section per metric, so each fits on a screen."""
+    parts = [caption, ""] if caption else []
+    for metric, table in wide.groupby("metric", sort=False):
+        table = table.drop(columns="metric").fillna("–")
+        # the cells are text ("+0.012*"): tabulate must not read them back as numbers
+        aligns = ["left", "left", *["right"] * (table.shape[1] - 2)]
+        parts += [f"### {metric}", "", table.to_markdown(index=False, disable_numparse=True, colalign=aligns), ""]
+    return "\n".join(parts)
+
+
+def render_significance(sig: pd.DataFrame, stem: str | os.PathLike, caption: str = "") -> list[Path]:
+    """``stem``.md and .tex: the compact table; ``stem``.csv: the long form, every column."""
+    stem = Path(stem)
+    tested = sig.test.iloc[0] if len(sig) and not (sig.test == MARKED_TEST).any() else MARKED_TEST
+    caption = (f"{caption}. Each cell: mean of A minus mean of B over the queries at that fraction of "
+               f"documents scored; {MARK}: the {tested} test's Holm-adjusted p-value is below alpha; "
+               "a dash: not compared. Every test, p-value and interval: the .csv beside this file")
+    wide = significance_wide(sig)
+    outputs = {".md": significance_markdown(wide, caption), ".tex": table_tex(wide, caption),
+               ".csv": sig.to_csv(index=False)}
+    for suffix, text in outputs.items():
+        with atomic_path(stem.with_suffix(suffix)) as tmp:
+            tmp.write_text(text)
+    return [stem.with_suffix(s) for s in outputs]
