@@ -1,4 +1,4 @@
-"""The Parquet data contracts of DESIGN.md section 4: one Arrow schema per kind of table.
+"""The Parquet data contracts (docs/results_files.md explains each column): one Arrow schema per kind of table.
 
 Every table the project writes goes through :func:`ehi.core.io.write_table`, which casts to the schema
 named here, so a column with the wrong name or type fails at the writer, not three rules later.
