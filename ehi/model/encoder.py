@@ -102,9 +102,13 @@ class Encoder(nn.Module):
         return out
 
     def save(self, path: str | os.PathLike) -> None:
-        """Save model (safetensors) and tokenizer as a Hugging Face folder that ``load_encoder`` reads."""
+        """Save model (safetensors) and tokenizer as a Hugging Face folder that ``load_encoder`` reads,
+        and that ``sentence_transformers.SentenceTransformer(path)`` loads as this encoder."""
+        from ehi.model.st_format import write_sentence_transformers_files
+
         self.model.save_pretrained(str(path), safe_serialization=True)
         self.tokenizer.save_pretrained(str(path))
+        write_sentence_transformers_files(path, self.max_length, self.dim)
 
 
 def _tiny_random_model(seed: int = 0):
