@@ -8,7 +8,7 @@ localrules:
 
 rule tables:
     input:
-        summaries=[cached(f"{RES}/{v}/summary.parquet") for v in VARIANTS + REPLICAS],
+        summaries=[cached(f"{RES}/{v}/summary.parquet") for v in VARIANTS],
         significance=cached(f"{RES}/significance.parquet"),
         train_logs=[cached(p) for v in VARIANTS for p in outputs_of(v)[1:]],
         leaves=[cached(f"{RES}/{v}/leaves.parquet") for v in VARIANTS if any(s.startswith("ehi+tree") for s in variant_systems(v))],
@@ -27,8 +27,6 @@ rule tables:
     params:
         dataset=DS,
         variants=VARIANTS,
-        seed_replicas=SEED_REPLICAS if len(SEEDS) > 1 else {},
-        main_seed=config["train"]["seed"],
         ablations=ABLATIONS,
         results_dir=lambda w, input: os.path.dirname(input.significance),
         metrics=config["evaluation"]["metrics"],
@@ -63,6 +61,8 @@ rule claims:
 
 
 if MISSING_CACHED:
+    import sys
+
     from ehi.report.missing import describe_missing
 
     _configs = "".join(f" {c if os.path.relpath(c).startswith('..') else os.path.relpath(c)}"
