@@ -20,6 +20,7 @@ from ehi.data.formats import load_msmarco, load_nq320k, load_xmc, read_msmarco_t
 from ehi.data.dataset import Dataset
 from ehi.data.download import (  # noqa: F401  (re-exported)
     TIMEOUT_S, DownloadError, Remote, download, find_root, overridden, safe_extract)
+from ehi.data.irds import is_ir_datasets, load_ir_datasets
 from ehi.core.plugins import load_plugins
 
 log = logging.getLogger("ehi.data")
@@ -142,6 +143,11 @@ def load_dataset(
 ) -> Dataset:
     """The one entry point a workflow script calls: a local copy when ``path`` is set, else a download."""
     load_plugins()
+    if is_ir_datasets(source):  # ir_datasets fetches and caches its own files
+        if path is not None:
+            raise DownloadError(f"dataset.path is set beside dataset.source {source!r}, which ir_datasets reads from "
+                                "its own cache (IR_DATASETS_HOME); drop dataset.path, or use the source of the copy's layout")
+        return load_ir_datasets(source, name=name)
     if source not in SOURCES:
         raise KeyError(f"unknown dataset.source {source!r}; known sources: {sorted(SOURCES)}")
     if path is not None:
