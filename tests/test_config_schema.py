@@ -74,7 +74,8 @@ def test_enums_are_the_registries():
     train = SCHEMA["properties"]["train"]["properties"]
     assert train["siamese_loss"]["enum"] == list(BUILTIN_SIAMESE_LOSSES)
     assert train["path_layout"]["enum"] == list(PATH_LAYOUTS)
-    assert SCHEMA["properties"]["dataset"]["properties"]["source"]["enum"] == ["synthetic", *SOURCES]
+    named, by_id = SCHEMA["properties"]["dataset"]["properties"]["source"]["anyOf"]
+    assert named["enum"] == ["synthetic", *SOURCES] and by_id["pattern"].startswith("^ir_datasets:")
 
 
 def test_system_names_are_checked_against_the_ann_registry():
