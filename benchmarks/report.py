@@ -96,10 +96,12 @@ def _figures(out: Path, curves: pd.DataFrame, beams: pd.DataFrame | None) -> lis
     names = []
     datasets = list(curves.dataset.unique())
     fig, axes = plt.subplots(1, len(datasets), figsize=(5.5 * len(datasets), 4), squeeze=False)
+    # one colour per system across the panels (each panel's own cycle would give it another)
+    colours = {system: f"C{i % 10}" for i, system in enumerate(dict.fromkeys(curves.system))}
     for ax, dataset in zip(axes[0], datasets):
         for system, c in curves[curves.dataset == dataset].groupby("system", sort=False):
             c = c.sort_values("recall")
-            ax.plot(c.recall, c.qps, marker="o", ms=3, label=system)
+            ax.plot(c.recall, c.qps, marker="o", ms=3, label=system, color=colours[system])
         ax.set(xlabel="Recall@100 vs exact", ylabel="queries/s (batched)", yscale="log", title=dataset)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)

@@ -16,13 +16,13 @@ import pandas as pd
 from ehi.core.io import atomic_path
 from ehi.model.tree_stats import leaf_health
 from ehi.report.latex import table_tex
-from ehi.search.registry import line_style
+from ehi.report.styles import is_ehi_search, style
 
 plt.switch_backend("Agg")  # files only, no display (pyplot picks its backend lazily, so this is in time)
 
-# one colour per encoder, one line style per search method (its registry entry's), so the KMR
-# plot reads as a grid
-ENCODER_COLOURS = {"ehi": "tab:red", "de": "tab:blue"}
+# the training figure's models, in the colours of their own search in the KMR figures
+ENCODER_COLOURS = {"ehi": style("ehi+tree")["color"], "de": style("de+exact")["color"]}
+TABLE_BUDGETS = (0.01, 0.02, 0.05, 0.1, 0.2)  # the KMR table's columns, marked on its figures
 
 
 def markdown_table(df: pd.DataFrame, floatfmt: str = ".4f") -> str:
@@ -49,10 +49,7 @@ def render_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", f
 
 
 def _style(system: str) -> dict:
-    encoder, _, search = system.partition("+")
-    base = encoder.split("-")[0]  # a variant system (ehi-warm+tree) in its encoder's colour, square markers
-    return {"color": ENCODER_COLOURS.get(encoder, ENCODER_COLOURS.get(base, "tab:gray")), "linestyle": line_style(search),
-            "marker": "s" if encoder != base else "o"}
+    return style(system)
 
 
 def save_figure(fig, path: str | os.PathLike) -> Path:
@@ -62,12 +59,29 @@ def save_figure(fig, path: str | os.PathLike) -> Path:
     return Path(path)
 
 
+def _same_curves(rows: pd.DataFrame) -> dict[str, str]:
+    """{system: the system drawn before it with exactly the same points}: one line hides the other."""
+    seen, same = {}, {}
+    for system, curve in rows.groupby("system"):
+        key = tuple(map(tuple, curve.sort_values("frac_visited")[["frac_visited", "value"]].round(12).to_numpy()))
+        if key in seen:
+            same[system] = seen[key]
+        seen.setdefault(key, system)
+    return same
+
+
 def draw_kmr(ax, summary: pd.DataFrame, metric: str, markersize: float = 3) -> None:
-    """KMR curves on ``ax``: ``metric`` against the fraction of documents scored, one line per system."""
+    """KMR curves on ``ax``: ``metric`` against the fraction of documents scored, one line per system;
+    EHI's own search drawn thick and on top, the table's budgets marked, identical curves named."""
     rows = summary[summary.metric == metric]
+    same = _same_curves(rows)
     for system, curve in rows.groupby("system"):
         curve = curve.sort_values("frac_visited")
-        ax.plot(100 * curve.frac_visited, curve.value, markersize=markersize, label=system, **_style(system))
+        label = f"{system} (= {same[system]})" if system in same else system
+        ax.plot(100 * curve.frac_visited, curve.value, markersize=markersize * (1.3 if is_ehi_search(system) else 1),
+                label=label, **_style(system))
+    for budget in TABLE_BUDGETS:
+        ax.axvline(100 * budget, color="0.6", linewidth=0.8, linestyle=(0, (1, 2)), zorder=1)
     ax.set_xscale("log")
     ax.set_xlabel("documents scored per query (% of corpus, log scale)")
     ax.set_ylabel(metric)
@@ -79,7 +93,8 @@ def plot_kmr(summary: pd.DataFrame, metric: str, path: str | os.PathLike, title:
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     draw_kmr(ax, summary, metric)
     ax.set_title(title or f"KMR curve: {metric}")
-    ax.legend(fontsize=8, ncol=2)
+    ax.set_xticks([100 * b for b in TABLE_BUDGETS] + [100], [f"{100 * b:g}%" for b in TABLE_BUDGETS] + ["100%"])
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)  # outside the curves
     return save_figure(fig, path)
 
 
@@ -109,18 +124,23 @@ def plot_kmr_panels(summaries: dict[str, pd.DataFrame], metric: str, path: str |
 def plot_leaf_sizes(sizes_by_model: dict[str, np.ndarray], path: str | os.PathLike) -> Path:
     """Histogram of documents per leaf, one panel per trained tree, with the mean marked."""
     n = max(len(sizes_by_model), 1)
-    fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 3.4), squeeze=False)
-    for ax, (name, sizes) in zip(axes[0], sizes_by_model.items()):
+    cols = min(3, n)  # three to a row: a long variant name keeps to its own panel
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.5 * rows), squeeze=False)
+    for ax in axes.ravel()[len(sizes_by_model):]:
+        ax.axis("off")
+    for ax, (name, sizes) in zip(axes.ravel(), sizes_by_model.items()):
         sizes = np.asarray(sizes)
-        ax.hist(sizes, bins=min(40, max(len(sizes) // 2, 5)), color="tab:red", alpha=0.8)
+        ax.hist(sizes, bins=min(40, max(len(sizes) // 2, 5)), color=style("ehi+tree")["color"], alpha=0.8)
         ax.axvline(sizes.mean(), color="k", linestyle="--", label=f"mean {sizes.mean():.1f}")
         status = leaf_health(sizes)[0]
-        ax.set_title(f"{name}: {len(sizes)} leaves, {int((sizes == 0).sum())} empty"
-                     + ("" if status == "ok" else f"\n{status.upper()}"), fontsize=9,
+        ax.set_title(f"{name}\n{len(sizes)} leaves, {int((sizes == 0).sum())} empty"
+                     + ("" if status == "ok" else f": {status.upper()}"), fontsize=9,
                      color="black" if status == "ok" else "tab:red")
         ax.set_xlabel("documents in leaf")
         ax.set_ylabel("leaves")
         ax.legend(fontsize=8)
+    fig.tight_layout()
     return save_figure(fig, path)
 
 
@@ -134,42 +154,102 @@ TRAINING_PANELS = {
 }
 
 
+FRACTION_PANELS = {"pos_in_beam"}  # shares near 1: drawn on at least MIN_FRACTION_SPAN, not on their own ulps
+MIN_FRACTION_SPAN = 0.05
+
+
+def kept_epoch(log: pd.DataFrame) -> int | None:
+    """The epoch ``select: dev`` keeps (the tree's dev nDCG@10 for EHI, exact search's for DE)."""
+    from ehi.train.selection import best_epoch
+
+    key = "dev_tree_ndcg@10" if "dev_tree_ndcg@10" in log else "dev_ndcg@10"
+    return best_epoch(log.to_dict("records"), key) if key in log else None
+
+
 def plot_training(logs: dict[str, pd.DataFrame], path: str | os.PathLike) -> Path:
-    """Training curves per epoch: each loss term and the tree diagnostics, one line per model."""
+    """Training curves per epoch: each loss term and the tree diagnostics, one line per model, the
+    epoch dev selection keeps marked on every panel."""
     from matplotlib.ticker import MaxNLocator
 
     terms = [t for t in TRAINING_PANELS if any(t in df and df[t].notna().any() for df in logs.values())]
+    kept = {name: kept_epoch(df) for name, df in logs.items()}
     cols = min(3, len(terms))
     rows = -(-len(terms) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.0 * rows), squeeze=False)
     for ax, term in zip(axes.ravel(), terms):
         for name, df in logs.items():
             if term in df and df[term].notna().any():
-                ax.plot(df.epoch, df[term], marker="o", label=name, color=ENCODER_COLOURS.get(name, "tab:gray"))
+                colour = ENCODER_COLOURS.get(name, "tab:gray")
+                ax.plot(df.epoch, df[term], marker="o", label=name, color=colour)
+                if kept[name] is not None:
+                    ax.axvline(kept[name], color=colour, linestyle="--", linewidth=1, alpha=0.7,
+                               label=f"{name}: kept epoch {kept[name]} (best dev)")
+        if term in FRACTION_PANELS:
+            low, _ = ax.get_ylim()
+            top = 1.0 + MIN_FRACTION_SPAN / 10  # a share never exceeds 1; its markers stay whole
+            ax.set_ylim(min(low, 1.0 - MIN_FRACTION_SPAN), top)
+            ax.ticklabel_format(axis="y", useOffset=False)
         ax.set_title(TRAINING_PANELS[term], fontsize=9)
         ax.set_xlabel("epoch")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.legend(fontsize=7)
     for ax in axes.ravel()[len(terms):]:
         ax.axis("off")
-    fig.tight_layout()
+    handles = {}
+    for ax in axes.ravel():  # one legend for the figure: every panel draws the same models
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    fig.legend(handles.values(), handles.keys(), loc="lower center", ncol=min(4, len(handles)), fontsize=8,
+               bbox_to_anchor=(0.5, 0.0), frameon=False)
+    fig.tight_layout(rect=(0, 0.05 if rows > 1 else 0.12, 1, 1))
     return save_figure(fig, path)
 
 
-def plot_ablation(table: pd.DataFrame, value_cols: list[str], path: str | os.PathLike, title: str) -> Path:
-    """Horizontal bars, one panel per column (e.g. the tree at a budget and exact search): one bar
-    per ablation variant, the main setting highlighted. A loss can move the two in opposite ways,
-    so they are drawn side by side."""
-    fig, axes = plt.subplots(1, len(value_cols), figsize=(4.2 * len(value_cols) + 2.2, 0.45 * len(table) + 1.2),
+def _interval(sig: pd.DataFrame | None, variant: str, col: str) -> tuple[float, float] | None:
+    """The variant's value interval in panel ``col`` (main + the CI of variant - main), if tested."""
+    if sig is None or sig.empty or "ci_low" not in sig:
+        return None
+    search, metric = col.split()[0], col.split()[1]  # "tree ndcg@10 @10%" / "exact ndcg@10"
+    rows = sig[(sig.variant == variant) & (sig.system_a == f"ehi+{search}") & (sig.metric == metric)]
+    rows = rows[rows.test == "randomization"] if "test" in rows and (rows.test == "randomization").any() else rows
+    if rows.empty:
+        return None
+    row = rows.iloc[0]
+    return row.mean_b + row.ci_low, row.mean_b + row.ci_high
+
+
+def plot_ablation(table: pd.DataFrame, value_cols: list[str], path: str | os.PathLike, title: str,
+                  sig: pd.DataFrame | None = None) -> Path:
+    """One dot per ablation variant, one panel per column (e.g. the tree at a budget and exact
+    search; a loss can move the two in opposite ways), the main setting's value as a line. The axis
+    spans the values, not zero, so differences of a hundredth show; with ``sig`` (the ablation
+    significance, with ``ci_low``/``ci_high`` of variant - main) each variant carries its interval."""
+    fig, axes = plt.subplots(1, len(value_cols), figsize=(4.2 * len(value_cols) + 2.2, 0.45 * len(table) + 1.4),
                              sharey=True, squeeze=False)
-    colours = ["tab:red" if v == "main" else "tab:gray" for v in table.variant]
+    ys = np.arange(len(table))
     for ax, col in zip(axes[0], value_cols):
-        ax.barh(table.variant, table[col], color=colours)
-        for y, v in enumerate(table[col]):
+        values = table[col].to_numpy(dtype=float)
+        spans = [values[np.isfinite(values)]]
+        for y, variant, v in zip(ys, table.variant, values):
+            main = variant == "main"
+            interval = None if main else _interval(sig, variant, col)
+            if interval is not None:
+                ax.plot(interval, [y, y], color="0.45", linewidth=2, solid_capstyle="butt")
+                spans.append(np.asarray(interval))
             if np.isfinite(v):
-                ax.text(v, y, f" {v:.3f}", va="center", fontsize=8)
-        ax.set_xlabel(col)
-    axes[0][0].invert_yaxis()
-    fig.suptitle(title, fontsize=10)
+                ax.plot([v], [y], "o", color=style("ehi+tree")["color"] if main else "0.25", markersize=7 if main else 5)
+                ax.annotate(f"{v:.3f}", (v, y), xytext=(0, 6), textcoords="offset points", ha="center", fontsize=7)
+        main_values = table.loc[table.variant == "main", col]
+        if len(main_values) and np.isfinite(main_values.iloc[0]):
+            ax.axvline(main_values.iloc[0], color=style("ehi+tree")["color"], linewidth=0.8, linestyle="--")
+        finite = np.concatenate(spans)
+        if finite.size:
+            lo, hi = finite.min(), finite.max()
+            pad = max(0.15 * (hi - lo), 0.005)
+            ax.set_xlim(lo - pad, hi + pad)
+        ax.set_xlabel(col + ("" if sig is None else "\n(bars: 95% interval of variant - main, over queries)"), fontsize=8)
+        ax.grid(True, axis="x", alpha=0.3)
+    axes[0][0].set_yticks(ys, table.variant)
+    axes[0][0].set_ylim(len(table) - 0.5, -0.7)
+    fig.suptitle(title + " (axis not from zero)", fontsize=10)
     fig.tight_layout()
     return save_figure(fig, path)

@@ -148,12 +148,13 @@ def build_report(results_dir: str | os.PathLike, dataset: str, variants, ablatio
     draw.plot_leaf_sizes({v: df["size"].to_numpy() for v, df in leaves.items()}, figures / "leaf_sizes.png")
     abl = ablation_table(summaries, ablations, metrics)  # every metric; the figure shows the first (tree and exact)
     draw.render_table(abl, tables / f"{dataset}_ablations", caption=f"{dataset}: ablations of EHI")
-    for name in ablations:
-        rows = abl[abl.ablation == name]
-        draw.plot_ablation(rows, list(rows.columns[2:4]), figures / f"ablation_{name}.png", title=f"{dataset}: ablation {name}")
     per_query = ablation_per_query(results, variants) if ablations else pd.DataFrame()
     sig = ablation_significance(per_query, ablations, metrics, ABLATION_BUDGET,
                                 n_permutations=n_permutations, seed=seed, alpha=alpha)
+    for name in ablations:  # each variant with its interval against the main setting
+        rows = abl[abl.ablation == name]
+        draw.plot_ablation(rows, list(rows.columns[2:4]), figures / f"ablation_{name}.png",
+                           title=f"{dataset}: ablation {name}", sig=sig[sig.ablation == name] if len(sig) else None)
     draw.render_table(ablation_significance_table(sig), tables / f"{dataset}_ablation_significance",
                        caption=f"{dataset}: each ablation variant against the main setting, paired over queries "
                                f"(EHI's tree at <= {_pct(ABLATION_BUDGET)} of documents scored, and exact search); "
