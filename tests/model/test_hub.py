@@ -3,6 +3,7 @@ unreachable (and never asks it), an empty cache fails in one line, and HF_HUB_OF
 user forbids the download. The hub is a closed port on 127.0.0.1, so nothing leaves the machine."""
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -40,10 +41,7 @@ def prefill_cache(cache: Path, repo_id: str, folder: Path) -> None:
     root = cache / f"models--{repo_id.replace('/', '--')}"
     (root / "refs").mkdir(parents=True)
     (root / "refs" / "main").write_text(commit)
-    snapshot = root / "snapshots" / commit
-    snapshot.mkdir(parents=True)
-    for file in folder.iterdir():
-        (snapshot / file.name).write_bytes(file.read_bytes())
+    shutil.copytree(folder, root / "snapshots" / commit)
 
 
 @pytest.fixture(scope="module")
