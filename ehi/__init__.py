@@ -12,6 +12,10 @@ def __getattr__(name):
         from ehi.serve.api import load_index
 
         return load_index
+    if name == "fit_tree":
+        from ehi.fit import fit_tree
+
+        return fit_tree
     if name == "export_faiss":
         from ehi.serve.export_faiss import export_faiss
 
