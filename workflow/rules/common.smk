@@ -97,6 +97,11 @@ def outputs_of(variant):
     ]
 
 
+def trec_runs(variant):
+    """The TREC run files of every system of a variant (one folder per system, one file per budget)."""
+    return expand(f"{R}/{variant}/runs/trec/{{system}}", system=variant_systems(variant))
+
+
 def encoder_input(wildcards):
     # the untrained encoder ("pre") needs no training job
     return [] if wildcards.model == "pre" else f"{R}/{wildcards.variant}/{wildcards.model}/train/encoder"

@@ -25,11 +25,6 @@ rule search:
         "../scripts/search.py"
 
 
-def trec_runs(variant):
-    """The TREC run files of every system of a variant (one folder per system, one file per budget)."""
-    return expand(f"{R}/{variant}/runs/trec/{{system}}", system=variant_systems(variant))
-
-
 rule trec_run:
     """One system's run as TREC run files, for trec_eval, ir_measures or ranx."""
     input:
