@@ -28,6 +28,12 @@ from ehi.core.versions import VERSIONS
 PROVENANCE_KEY = b"ehi.provenance"
 
 
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; rename it onto ``path`` only if the block succeeds."""
@@ -39,10 +45,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     try:
         yield tmp_path
         # mkstemp makes 0600 files; give the result the permissions a plain open() would.
-        umask = os.umask(0)
-        os.umask(umask)
         if tmp_path.is_file():
-            os.chmod(tmp_path, 0o666 & ~umask)
+            os.chmod(tmp_path, 0o666 & ~_umask())
         os.replace(tmp_path, path)
     finally:
         tmp_path.unlink(missing_ok=True)
@@ -61,6 +65,8 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     old = path.parent / f".{path.name}.old"
     try:
         yield tmp
+        # mkdtemp makes 0700 directories; a colleague on a shared cluster reads what mkdir would give
+        os.chmod(tmp, 0o777 & ~_umask())
         shutil.rmtree(old, ignore_errors=True)
         if path.exists():
             os.replace(path, old)

@@ -50,3 +50,21 @@ def test_disk_full_leaves_nothing_half_written(tmp_path, monkeypatch):
 def test_unknown_kind():
     with pytest.raises(KeyError, match="unknown table kind"):
         schema("nope")
+
+
+def test_written_files_and_directories_are_readable_by_the_group(tmp_path):
+    import os
+    import stat
+
+    from ehi.core.io import atomic_dir
+
+    old = os.umask(0o022)
+    try:
+        with atomic_path(tmp_path / "f.txt") as tmp:
+            tmp.write_text("x")
+        with atomic_dir(tmp_path / "d") as tmp:
+            (tmp / "inner.txt").write_text("y")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "f.txt").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "d").stat().st_mode) == 0o755
