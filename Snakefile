@@ -6,6 +6,10 @@ from snakemake.utils import min_version, validate
 
 from ehi.core.errors import exit_on_user_error
 from ehi.search.registry import check_systems, system_pattern
+from ehi.core.kernels import pin_kernels
+
+# the same CPU kernels on every machine (ehi/core/kernels.py): set here, inherited by every job
+pin_kernels()
 
 min_version("9.0")
 
@@ -70,13 +74,13 @@ else:
 
     rule train_all:
         input:
-            [p for v in VARIANTS for p in outputs_of(v)[1:]],
+            [p for v in VARIANTS + REPLICAS for p in outputs_of(v)[1:]],
             DATA_MANIFEST,
 
 
     rule main:
         input:
-            outputs_of("main"),
+            [p for v in SEED_REPLICAS["main"] for p in outputs_of(v)],
             DATA_MANIFEST,
             f"{RES}/significance.parquet",
             f"{R}/main/ehi/search_index",

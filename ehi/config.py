@@ -80,6 +80,8 @@ SECTIONS: dict[str, type] = {
 }
 # TrainConfig fields the workflow sets itself (from encoder.max_length and the model), not train keys
 WORKFLOW_SET = {"train": {"max_length", "use_tree", "encode_batch_size", "device"}}
+# train keys the workflow reads itself and no training does (which seed replicas exist, ehi.evaluate.seeds)
+WORKFLOW_ONLY = {"train": {"seeds"}}
 # top-level keys that are not sections: their defaults
 TOP_LEVEL = {"ablations": {}, "ablation_systems": ["ehi+tree", "ehi+exact"], "quick": False,
              "datasets": {}}  # datasets: several datasets in one run (workflow/multi.smk)
@@ -87,4 +89,5 @@ TOP_LEVEL = {"ablations": {}, "ablation_systems": ["ehi+tree", "ehi+exact"], "qu
 
 def sections_of(config: dict) -> dict:
     """Every section of a (validated) config as its dataclass; unknown keys fail loudly."""
-    return {name: cls.from_dict(config.get(name, {})) for name, cls in SECTIONS.items()}
+    return {name: cls.from_dict({k: v for k, v in config.get(name, {}).items() if k not in WORKFLOW_ONLY.get(name, ())})
+            for name, cls in SECTIONS.items()}

@@ -6,6 +6,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from ehi.core.kernels import pin_kernels  # noqa: E402
+
+pin_kernels()  # the kernels the pipeline runs on (ehi/core/kernels.py), before any test imports torch
+
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402

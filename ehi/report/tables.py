@@ -20,6 +20,7 @@ from ehi.evaluate.metrics import kmr_table
 from ehi.core.io import read_table
 from ehi.evaluate.stats import ablation_significance
 from ehi.evaluate.variant_systems import parse as parse_variant_systems, with_variant_systems
+from ehi.report.seed_tables import kmr_over_seeds_wide, plot_kmr_over_seeds, seeded_main_summary
 
 log = logging.getLogger(__name__)
 
@@ -122,9 +123,12 @@ def timings_table(results: Path, variants) -> pd.DataFrame:
 def build_report(results_dir: str | os.PathLike, dataset: str, variants, ablations: dict[str, list[str]],
                  metrics, targets, tables_dir: str | os.PathLike, figures_dir: str | os.PathLike,
                  n_permutations: int = 10_000, seed: int = 0, alpha: float = 0.05,
-                 variant_systems: dict[str, str] | None = None) -> None:
+                 variant_systems: dict[str, str] | None = None, seed_replicas: dict[str, list[str]] | None = None,
+                 main_seed: int = 0) -> None:
     """``variant_systems``: evaluation.variant_systems ({name: "<variant>/<system>"}), shown in the
-    main KMR table and figures beside the main setting's systems."""
+    main KMR table and figures beside the main setting's systems. ``seed_replicas`` ({variant: its
+    seed replicas}, ehi.evaluate.seeds; empty for one seed): the KMR table shows mean ± sd over seeds,
+    with the long table (mean, sd, min, max) and a figure of its own."""
     results, tables, figures = Path(results_dir), Path(tables_dir), Path(figures_dir)
     figures.mkdir(parents=True, exist_ok=True)
     summaries = {v: read_table(results / v / "summary.parquet", "summary") for v in variants
@@ -136,9 +140,17 @@ def build_report(results_dir: str | os.PathLike, dataset: str, variants, ablatio
     warnings = tree_warnings(leaves)  # a degenerate tree is flagged wherever its numbers appear
     for line in warnings:
         log.warning(line)
-    draw.render_table(kmr_wide(main, metrics, targets), tables / f"{dataset}_kmr",
-                       caption=" ".join([f"{dataset}: metric at the largest budget not above each fraction of "
-                                         "documents scored.", *[w for w in warnings if "'main'" in w]]))
+    caption = f"{dataset}: metric at the largest budget not above each fraction of documents scored."
+    if seed_replicas:
+        wide, long = kmr_over_seeds_wide(seeded_main_summary(results, seed_replicas, specs, main_seed), metrics, targets)
+        caption += " Mean ± sd over training seeds (each seed at its own largest point not above the budget)."
+        draw.render_table(long, tables / f"{dataset}_kmr_seeds", caption=f"{dataset}: KMR over training seeds")
+        for metric in metrics:
+            plot_kmr_over_seeds(long, metric, figures / f"kmr_seeds_{metric.replace('@', '_at_')}.png",
+                                title=f"{dataset}: {metric} over training seeds")
+    else:
+        wide = kmr_wide(main, metrics, targets)
+    draw.render_table(wide, tables / f"{dataset}_kmr", caption=" ".join([caption, *[w for w in warnings if "'main'" in w]]))
     for metric in metrics:
         draw.plot_kmr(main, metric, figures / f"kmr_{metric.replace('@', '_at_')}.png", title=f"{dataset}: {metric}")
     sig = read_table(results / "significance.parquet")

@@ -30,6 +30,7 @@ from typing import Iterator, TextIO
 
 from ehi.core.errors import exit_on_user_error
 from ehi.core.io import atomic_path
+from ehi.core.kernels import pin_kernels
 from ehi.evaluate import trec
 from ehi.model.encoder import pick_device
 from ehi.serve.api import Hit, SearchIndex, SearchIndexError, load_index
@@ -215,6 +216,7 @@ def _export(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    pin_kernels()  # queries encoded on the kernels the pipeline embedded the corpus with
     # user errors (a broken index, a bad argument or query file, OSError on a named file): one
     # line, a non-zero exit, no traceback; anything else is a bug and keeps its traceback
     with exit_on_user_error(f"ehi {args.command}", also=(OSError,), verbose=args.verbose):

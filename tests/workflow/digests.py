@@ -1,11 +1,14 @@
-"""Digests of the test config's results and trained weights, and the golden copy they are held to.
+"""The test config's results and trained weights, and the golden copy they are held to.
 
-A digest covers values, never file bytes: each result table minus its timing columns (provenance
-lives in the file's metadata and is left out), each weight tensor's name, dtype, shape and bytes.
-The golden, ``tests/workflow/golden/test_config.json``, holds the digests of one run of
-``snakemake --cores 2 main --configfile config/test.yaml`` with the stage versions and library
-versions that made them. A change that moves a number fails the golden test until the version of
-the stage that moved is bumped (ehi/core/versions.py) and the golden updated in the same commit:
+The golden is one run of ``snakemake --cores 2 main --configfile config/test.yaml``:
+``tests/workflow/golden/test_config.json`` holds the stage and library versions that made it, a
+sha256 digest of every artefact's values (never file bytes: timing columns and provenance left
+out) and a fingerprint of every weight tensor; ``tests/workflow/golden/tables/`` holds the result
+tables themselves. A run on the same kernels matches the digests bit for bit; on another CPU make
+or kernel path it is compared at the precision that holds across them (golden_compare.py says
+which, and what was measured). A change that moves a number beyond that fails the golden test
+until the version of the stage that moved is bumped (ehi/core/versions.py) and the golden updated
+in the same commit:
 
     python tests/workflow/digests.py            # runs the command above in a temporary directory
     python tests/workflow/digests.py RUN_DIR    # or digests a finished run of it
@@ -28,14 +31,21 @@ import numpy as np
 import pandas as pd
 
 from ehi.core.io import read_provenance, write_json
+from ehi.core.kernels import kernel_environment, pin_kernels
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from golden_compare import compare_table, compare_weights, tensor_fingerprint  # noqa: E402
 from ehi.core.versions import KIND_STAGE, VERSIONS, upstream_versions
 
+pin_kernels()  # the golden records the kernels the pipeline's jobs run on
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parent / "golden" / "test_config.json"
+GOLDEN_TABLES = GOLDEN.parent / "tables"
 # two cores, as the workflow test's run: torch's thread count moves the last bits of trained weights
 COMMAND = ["--cores", "2", "main", "--configfile", str(REPO / "config" / "test.yaml")]
 TIMING_COLUMNS = {"qps", "seconds", "items_per_second", "threads"}
-# Bit-identical numbers are promised for these library versions and CPU kernels, not across them.
+# The golden holds for these library versions (bit for bit on one kernel path, to golden_compare's
+# tolerances across CPUs and kernel paths), not across them.
 LIBRARIES = ("torch", "numpy", "faiss-cpu", "scann", "transformers", "ranx", "scipy")
 
 
@@ -81,16 +91,34 @@ def tensors_digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def run_digests(workdir: Path) -> dict[str, dict]:
-    """{path in the run: {"stage": the stage that writes it, "sha256": digest of its values}}."""
-    out = {}
-    for name, df in result_tables(workdir).items():
-        out[name] = {"stage": KIND_STAGE[read_provenance(workdir / name)["kind"]], "sha256": frame_digest(df)}
+def run_tables(workdir: Path) -> dict[str, pd.DataFrame]:
+    """Every result table the golden holds: the variant's results and runs, and the significance."""
     significance = workdir / "results" / "test" / "significance.parquet"
-    out[str(significance.relative_to(workdir))] = {"stage": "evaluate", "sha256": frame_digest(pd.read_parquet(significance))}
+    return {**result_tables(workdir), str(significance.relative_to(workdir)): pd.read_parquet(significance)}
+
+
+def stage_of(workdir: Path, name: str) -> str:
+    return "evaluate" if name.endswith("significance.parquet") else KIND_STAGE[read_provenance(workdir / name)["kind"]]
+
+
+def weight_fingerprints(path: Path) -> dict[str, dict]:
+    from safetensors.numpy import load_file
+
+    return {name: tensor_fingerprint(arr) for name, arr in sorted(load_file(path).items())}
+
+
+def run_digests(workdir: Path) -> dict[str, dict]:
+    """{path in the run: {"stage": the stage that writes it, "sha256": digest of its values}}; weight
+    files also carry "tensors", a fingerprint per tensor (golden_compare.tensor_fingerprint)."""
+    out = {name: {"stage": stage_of(workdir, name), "sha256": frame_digest(df)} for name, df in run_tables(workdir).items()}
     for path in weight_files(workdir):
-        out[str(path.relative_to(workdir))] = {"stage": "train", "sha256": tensors_digest(path)}
+        out[str(path.relative_to(workdir))] = {"stage": "train", "sha256": tensors_digest(path),
+                                               "tensors": weight_fingerprints(path)}
     return out
+
+
+def golden_table_path(name: str) -> Path:
+    return GOLDEN_TABLES / (name.replace("/", "__"))
 
 
 def environment() -> dict:
@@ -102,15 +130,18 @@ def environment() -> dict:
             versions[lib] = metadata.version(lib)
         except metadata.PackageNotFoundError:
             versions[lib] = None
-    return {**versions, "python": platform.python_version(), "cpu_capability": torch.backends.cpu.get_cpu_capability()}
+    return {**versions, "python": platform.python_version(), **kernel_environment()}
 
 
 def load_golden() -> dict:
     return json.loads(GOLDEN.read_text())
 
 
-def mismatches(golden: dict, digests: dict[str, dict], versions: dict[str, int] = VERSIONS) -> list[str]:
-    """What differs between a run and the golden, each with what to do about it."""
+def mismatches(golden: dict, digests: dict[str, dict], tables: dict[str, pd.DataFrame] | None = None,
+               versions: dict[str, int] = VERSIONS) -> list[str]:
+    """What differs between a run and the golden beyond golden_compare's tolerances, each with what to
+    do about it. An artefact whose exact digest matches is equal; one whose digest moved is compared
+    at tolerance (``tables``: the run's result tables, from :func:`run_tables`)."""
     problems = []
     if golden["versions"] != versions:
         moved = sorted(k for k in {**versions, **golden["versions"]} if golden["versions"].get(k) != versions.get(k))
@@ -118,10 +149,18 @@ def mismatches(golden: dict, digests: dict[str, dict], versions: dict[str, int] 
     for name in sorted(set(golden["digests"]) ^ set(digests)):
         problems.append(f"{name}: {'missing from the run' if name in golden['digests'] else 'not in the golden'}")
     for name in sorted(set(golden["digests"]) & set(digests)):
-        if golden["digests"][name]["sha256"] != digests[name]["sha256"]:
+        if golden["digests"][name]["sha256"] == digests[name]["sha256"]:
+            continue
+        if "tensors" in golden["digests"][name]:
+            moved = compare_weights(name, golden["digests"][name]["tensors"], digests[name]["tensors"])
+        elif tables is not None and golden_table_path(name).exists():
+            moved = compare_table(name, pd.read_parquet(golden_table_path(name)), tables[name])
+        else:
+            moved = [f"{name}: values moved (no golden table to compare at tolerance)"]
+        if moved:
             stage = digests[name]["stage"]
-            problems.append(f"{name}: values moved; if on purpose, bump a version of {list(upstream_versions(stage))} "
-                            "in ehi/core/versions.py and update the golden in the same commit, saying why in its message")
+            problems += moved + [f"{name}: if on purpose, bump a version of {list(upstream_versions(stage))} in "
+                                 "ehi/core/versions.py and update the golden in the same commit, saying why in its message"]
     return problems
 
 
@@ -134,10 +173,16 @@ def unbumped_moves(golden: dict, digests: dict[str, dict], versions: dict[str, i
 
 def update(workdir: Path) -> None:
     digests = run_digests(workdir)
-    if GOLDEN.exists():
-        refused = unbumped_moves(load_golden(), digests)
+    golden = load_golden() if GOLDEN.exists() else None
+    if golden is not None and golden["environment"] == environment():  # moves on other kernels are expected
+        refused = unbumped_moves(golden, digests)
         if refused:
             raise SystemExit("values moved without a stage version bump, golden left as it is:\n  " + "\n  ".join(refused))
+    for old in GOLDEN_TABLES.glob("*.parquet"):
+        old.unlink()
+    GOLDEN_TABLES.mkdir(parents=True, exist_ok=True)
+    for name, df in run_tables(workdir).items():
+        df.to_parquet(golden_table_path(name), index=False)
     write_json({"command": "snakemake " + " ".join(COMMAND).replace(str(REPO) + "/", ""), "versions": VERSIONS,
                 "environment": environment(), "digests": digests}, GOLDEN)
     print(f"wrote {GOLDEN} ({len(digests)} digests)")

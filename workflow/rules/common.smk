@@ -12,6 +12,7 @@ from ehi.data.manifest import check_manifest
 from ehi.core.config import canonical
 from ehi.search.registry import rule_settings
 from ehi.evaluate.variant_systems import resolve as resolve_variant_systems
+from ehi.evaluate.seeds import replicas as seed_replicas, split_replica
 
 include: "targets.smk"
 
@@ -67,8 +68,10 @@ def variant_overrides(variant):
 
 def train_params(variant, model):
     """The TrainConfig of one model in one variant (DE: the same settings without the tree), keys
-    sorted: as a param, a reordered config must not rerun training."""
+    sorted: as a param, a reordered config must not rerun training. ``seeds`` is the workflow's
+    (which replicas exist), not the training's: a replica's own seed comes in through its path."""
     params = {**config["train"], **variant_overrides(variant), "max_length": config["encoder"]["max_length"]}
+    params.pop("seeds", None)
     params["use_tree"] = model == "ehi"
     return canonical(params)
 
@@ -84,7 +87,10 @@ def search_settings(wildcards):
 
 
 def variant_systems(variant):
-    return config["search"]["systems"] if variant == "main" else config["ablation_systems"]
+    base, seed = split_replica(variant)
+    systems = config["search"]["systems"] if base == "main" else config["ablation_systems"]
+    # a replica's untrained encoder is the variant's own: searched once, in the variant itself
+    return systems if seed is None else [s for s in systems if not s.startswith("pre+")]
 
 
 def outputs_of(variant):
@@ -127,6 +133,11 @@ VARIANTS = ["main"] + [v for vs in ABLATIONS.values() for v in vs]
 with exit_on_user_error("snakemake"):
     VARIANT_SYSTEMS = resolve_variant_systems(config["evaluation"].get("variant_systems"), VARIANTS,
                                               variant_systems, config["search"]["systems"])
+# train.seeds: the main setting and the variants reported beside it, once per seed ({variant: [its
+# own path, then a seed~S replica per other seed]}); the replicas are variants like any other.
+SEEDS = config["train"]["seeds"] or [config["train"]["seed"]]
+SEED_REPLICAS = seed_replicas(["main", *dict.fromkeys(s.variant for s in VARIANT_SYSTEMS)], SEEDS, config["train"]["seed"])
+REPLICAS = [r for rs in SEED_REPLICAS.values() for r in rs[1:]]
 # `snakemake tables` (and/or `claims`) alone, where cached results exist, re-renders from them as they are: its
 # inputs are then given as absolute paths, which no rule's output matches, so nothing upstream
 # (whose heavy inputs a fresh clone lacks) is scheduled. Otherwise the report waits for the pipeline

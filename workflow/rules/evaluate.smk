@@ -38,13 +38,14 @@ rule summarize:
 
 rule significance:
     input:
-        per_query=expand(f"{RES}/main/per_query/{{system}}.parquet", system=config["search"]["systems"]),
-        variant_per_query=[f"{RES}/{s.per_query}" for s in VARIANT_SYSTEMS],
+        per_query=[f"{RES}/{v}/per_query/{s}.parquet" for v in SEED_REPLICAS["main"] for s in variant_systems(v)],
+        variant_per_query=[f"{RES}/{r}/per_query/{s.system}.parquet" for s in VARIANT_SYSTEMS for r in SEED_REPLICAS[s.variant]],
     output:
         f"{RES}/significance.parquet",
     params:
         evaluation=evaluation_settings("metrics", "targets", "n_permutations", "seed", "alpha",
                                        *(["variant_systems"] if VARIANT_SYSTEMS else [])),
+        seeds={"seeds": SEEDS, "main_seed": config["train"]["seed"]} if len(SEEDS) > 1 else {},
         version=VERSIONS["evaluate"],
     log:
         f"logs/{DS}/significance.log",

@@ -8,7 +8,7 @@ localrules:
 
 rule tables:
     input:
-        summaries=[cached(f"{RES}/{v}/summary.parquet") for v in VARIANTS],
+        summaries=[cached(f"{RES}/{v}/summary.parquet") for v in VARIANTS + REPLICAS],
         significance=cached(f"{RES}/significance.parquet"),
         train_logs=[cached(p) for v in VARIANTS for p in outputs_of(v)[1:]],
         leaves=[cached(f"{RES}/{v}/leaves.parquet") for v in VARIANTS if any(s.startswith("ehi+tree") for s in variant_systems(v))],
@@ -27,6 +27,8 @@ rule tables:
     params:
         dataset=DS,
         variants=VARIANTS,
+        seed_replicas=SEED_REPLICAS if len(SEEDS) > 1 else {},
+        main_seed=config["train"]["seed"],
         ablations=ABLATIONS,
         results_dir=lambda w, input: os.path.dirname(input.significance),
         metrics=config["evaluation"]["metrics"],

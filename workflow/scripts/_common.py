@@ -7,6 +7,9 @@ import os
 import sys
 
 from ehi.core.errors import report_uncaught
+from ehi.core.kernels import pin_kernels
+
+pin_kernels()  # before the script imports torch (the Snakefile has set them for its jobs already)
 
 
 def setup(snakemake) -> logging.Logger:

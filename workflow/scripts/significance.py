@@ -11,6 +11,7 @@ import pandas as pd  # noqa: E402
 from ehi.core.io import read_table, write_table  # noqa: E402
 from ehi.evaluate.config import EvaluationConfig  # noqa: E402
 from ehi.evaluate.stats import significance_report  # noqa: E402
+from ehi.evaluate.seeds import per_query_over_seeds, seed_column, with_seed_spread  # noqa: E402
 from ehi.evaluate.variant_systems import parse as parse_variant_systems, significance_role, with_variant_systems  # noqa: E402
 
 log = setup(snakemake)  # noqa: F821
@@ -18,8 +19,19 @@ cfg = EvaluationConfig.from_dict(snakemake.params.evaluation)  # noqa: F821
 per_query = pd.concat([read_table(f, "per_query") for f in snakemake.input.per_query], ignore_index=True)  # noqa: F821
 # evaluation.variant_systems: an ablation variant's searches (e.g. the k-means-started tree), relabelled
 specs = parse_variant_systems(cfg.variant_systems)
-results = Path(snakemake.output[0]).parent  # noqa: F821 (the rule's input.variant_per_query are these files)
-per_query = with_variant_systems(per_query, [(s, read_table(results / s.per_query, "per_query")) for s in specs])
+seeds = snakemake.params.seeds  # noqa: F821 ({} for one training seed)
+variant_rows = pd.concat([read_table(f, "per_query") for f in snakemake.input.variant_per_query], ignore_index=True) \
+    if specs else None  # noqa: F821 (every seed replica of every variant system)
+if seeds:  # relabel each seed replica to its variant, then average each query over seeds
+    per_query = seed_column(per_query, seeds["main_seed"])
+    variant_rows = seed_column(variant_rows, seeds["main_seed"]) if specs else None
+per_query = with_variant_systems(per_query, [(s, variant_rows) for s in specs])
+per_seed = per_query
+if seeds:
+    log.info("per-query values averaged over training seeds %s", seeds["seeds"])
+    per_query = per_query_over_seeds(per_seed, cfg.targets, cfg.metrics)
 table = significance_report(per_query, cfg.metrics, cfg.targets, cfg.n_permutations, cfg.seed, cfg.alpha,
                             more_references={s.name: significance_role(s) for s in specs})
+if seeds:
+    table = with_seed_spread(table, per_seed, cfg.targets, cfg.metrics)
 write_table(table, "significance", snakemake.output[0], keep_extra=True, meta={"n_permutations": cfg.n_permutations, "seed": cfg.seed})  # noqa: F821

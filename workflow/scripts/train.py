@@ -18,6 +18,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from ehi.core.kernels import pin_kernels
+
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -32,6 +34,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def main(args: argparse.Namespace, configure_logging: bool = True) -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    pin_kernels()  # before torch runs a kernel (ehi/core/kernels.py)
     import torch
 
     from ehi.train.checkpoint import set_aside_stale_checkpoint

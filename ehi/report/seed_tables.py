@@ -1,0 +1,82 @@
+"""The main KMR table and figure over training seeds: each system's mean at each budget, with its
+spread (ehi.evaluate.seeds says how seeds enter the results)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ehi.core.io import read_table
+from ehi.evaluate.seeds import kmr_over_seeds, split_replica
+from ehi.evaluate.variant_systems import relabel
+
+
+def seeded_main_summary(results: Path, seed_replicas: dict[str, list[str]], specs, main_seed: int) -> pd.DataFrame:
+    """The main setting's summary rows of every seed (variant systems relabelled from the replica of
+    their variant with the same seed), with a ``seed`` column; replicas not yet run are left out."""
+    def seed_of(path: str) -> int:
+        seed = split_replica(path)[1]
+        return main_seed if seed is None else seed
+
+    def summary(path: str) -> pd.DataFrame | None:
+        file = results / path / "summary.parquet"
+        return read_table(file, "summary").assign(variant=split_replica(path)[0]) if file.exists() else None
+
+    frames = []
+    for path in seed_replicas["main"]:
+        main = summary(path)
+        if main is None:
+            continue
+        seed = seed_of(path)
+        extra = []
+        for spec in specs:
+            same_seed = [p for p in seed_replicas.get(spec.variant, []) if seed_of(p) == seed]
+            rows = summary(same_seed[0]) if same_seed else None
+            if rows is not None:
+                extra.append(relabel(rows, spec))
+        frames.append(pd.concat([main, *extra], ignore_index=True).assign(seed=seed))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _cell(mean: float, sd: float) -> str:
+    return "–" if np.isnan(mean) else f"{mean:.3f} ± {sd:.3f}"
+
+
+def kmr_over_seeds_wide(summary: pd.DataFrame, metrics, targets) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(system x target table of 'mean ± sd' cells per metric, the long table with mean, sd, min, max,
+    n_seeds and mean fraction visited of every cell), best-first like :func:`ehi.report.tables.kmr_wide`."""
+    long = pd.concat([kmr_over_seeds(summary, targets, m) for m in metrics], ignore_index=True)
+    pct = {t: f"{100 * t:g}%" for t in targets}
+    frames = []
+    for metric in metrics:
+        rows = long[long.metric == metric]
+        wide = rows.assign(cell=[_cell(m, s) for m, s in zip(rows.value, rows.sd)]).pivot(
+            index="system", columns="target", values="cell")
+        wide.columns = [pct[t] for t in wide.columns]
+        seeds = rows.groupby("system").n_seeds.max()
+        frames.append(wide.reset_index().assign(metric=metric, seeds=lambda d: d.system.map(seeds)))
+    table = pd.concat(frames, ignore_index=True)
+    return table[["metric", "system", "seeds", *pct.values()]], long
+
+
+def plot_kmr_over_seeds(long: pd.DataFrame, metric: str, path: str | os.PathLike, title: str = "") -> Path:
+    """Each system's seed mean at the table's budgets, min-max over seeds as error bars."""
+    from ehi.report.figures import _style, plt, save_figure
+
+    fig, ax = plt.subplots(figsize=(7.2, 4.4))
+    rows = long[(long.metric == metric) & long.value.notna()]
+    for system, curve in rows.groupby("system"):
+        curve = curve.sort_values("frac_visited")
+        style = _style(system)
+        ax.errorbar(100 * curve.frac_visited, curve.value, yerr=[curve.value - curve["min"], curve["max"] - curve.value],
+                    capsize=2, label=f"{system} ({int(curve.n_seeds.max())} seeds)", **style)
+    ax.set_xscale("log")
+    ax.set_xlabel("documents scored per query (% of corpus, log scale; seed mean)")
+    ax.set_ylabel(f"{metric} (mean, min-max over seeds)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.set_title(title or f"KMR over seeds: {metric}")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    return save_figure(fig, path)
