@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 
 from ehi import __version__
 from ehi.core.schemas import schema
+from ehi.core.kernels import PINNED
 from ehi.core.versions import VERSIONS
 
 PROVENANCE_KEY = b"ehi.provenance"
@@ -93,8 +94,11 @@ def git_commit() -> str:
 
 def provenance(**extra) -> dict:
     """What made a result: package version, git commit, the implementation version of every stage
-    (:data:`ehi.core.versions.VERSIONS`), plus whatever the caller adds (config, seed)."""
-    return {"ehi_version": __version__, "git_commit": git_commit(), "versions": dict(VERSIONS), **extra}
+    (:data:`ehi.core.versions.VERSIONS`), the CPU kernel settings in force (ehi.core.kernels; null
+    where a setting was left to the machine), plus whatever the caller adds (config, seed)."""
+    kernels = {key: os.environ.get(key) for key in PINNED}
+    return {"ehi_version": __version__, "git_commit": git_commit(), "versions": dict(VERSIONS), "kernels": kernels,
+            **extra}
 
 
 def cast_table(df: pd.DataFrame, kind: str, keep_extra: bool = False) -> pa.Table:
