@@ -10,7 +10,6 @@ height >= 2 the numpy router picks the leaves and FAISS scans them (``search_pre
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -20,17 +19,11 @@ import numpy as np
 from ehi.search.base import Searcher, SearchResult, as_matrix, log_grid, pad_results
 from ehi.search.export import augment, build_leaf_ivf
 from ehi.search.faiss_pq import with_refine
+from ehi.search.export_files import (FORMAT, FORMAT_VERSION, ExportError, meta_path, read_meta, read_router,
+                                     router_path, verify_checksums, write_export)
 from ehi.search.route import NumpyRouter
 
-FORMAT = "ehi-faiss-export"
-FORMAT_VERSION = 1
-REQUIRED = ("format", "format_version", "dim", "faiss_dim", "n_docs", "n_leaves", "height", "branching",
-            "doc_ids", "rerank")
-
-
-class ExportError(ValueError):
-    """An export that is missing, malformed, or whose files do not belong together."""
-
+__all__ = ["ExportError", "ExportedIndex", "load_export", "meta_path", "router_path"]
 
 def _base_ivf(index):
     """The IVF inside an (optionally IndexRefine-wrapped) index, downcast to its real type."""
@@ -157,46 +150,14 @@ class ExportedIndex(Searcher):
 
     # -- files --
     def write(self, path: str | os.PathLike) -> Path:
-        """FILE, FILE.json and (height >= 2) FILE.router.safetensors."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        faiss.write_index(self.index, str(path))
-        meta = {**self.meta, "faiss_file": path.name}
-        if self.router is not None:
-            self.router.save(router_path(path))
-            meta["router_file"] = router_path(path).name
-        meta_path(path).write_text(json.dumps(meta, indent=1) + "\n")
-        return path
-
-
-def meta_path(path: Path) -> Path:
-    return path.with_name(path.name + ".json")
-
-
-def router_path(path: Path) -> Path:
-    return path.with_name(path.name + ".router.safetensors")
-
-
-def read_meta(path: Path) -> dict:
-    jpath = meta_path(path)
-    if not jpath.exists():
-        raise ExportError(f"{jpath}: missing (an export is FILE plus FILE.json with the id map and augmentation)")
-    try:
-        meta = json.loads(jpath.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise ExportError(f"{jpath}: not valid JSON: {err}") from None
-    missing = [k for k in REQUIRED if not isinstance(meta, dict) or k not in meta]
-    if missing:
-        raise ExportError(f"{jpath}: missing {', '.join(missing)}" + (" (the doc-id map)" if "doc_ids" in missing else ""))
-    if meta["format"] != FORMAT or meta["format_version"] != FORMAT_VERSION:
-        raise ExportError(f"{jpath}: format {meta['format']!r} v{meta['format_version']}, expected {FORMAT!r} v{FORMAT_VERSION}")
-    return meta
+        """FILE, FILE.json and (height >= 2) FILE.router.safetensors (:mod:`ehi.search.export_files`)."""
+        return write_export(self, path)
 
 
 def load_export(path: str | os.PathLike, route_threads: int | None = 1) -> ExportedIndex:
     """Read an export written by :meth:`ExportedIndex.write`, checking that its files agree."""
     path = Path(path)
-    if not path.exists():
+    if not path.is_file():
         raise ExportError(f"{path}: no such FAISS file")
     meta = read_meta(path)
     try:
@@ -212,16 +173,6 @@ def load_export(path: str | os.PathLike, route_threads: int | None = 1) -> Expor
     if index.ntotal != meta["n_docs"] or len(meta["doc_ids"]) != index.ntotal:
         raise ExportError(f"{path}: {index.ntotal} vectors, but {jpath.name} has n_docs {meta['n_docs']} and "
                           f"{len(meta['doc_ids'])} doc ids")
-    router = None
-    if meta["height"] > 1:
-        rpath = router_path(path)
-        if not rpath.exists():
-            raise ExportError(f"{rpath}: missing (height {meta['height']} is routed by EHI's router, not by FAISS)")
-        try:
-            router = NumpyRouter.load(rpath, threads=route_threads)
-        except (ValueError, OSError) as err:
-            raise ExportError(f"{rpath}: {err}") from None
-        if router.dim != meta["dim"] or router.n_leaves != meta["n_leaves"]:
-            raise ExportError(f"{rpath}: a tree of dim {router.dim} with {router.n_leaves} leaves, but "
-                              f"{jpath.name} says dim {meta['dim']} with {meta['n_leaves']} leaves")
+    router = read_router(path, meta, route_threads) if meta["height"] > 1 else None
+    verify_checksums(path, meta)
     return ExportedIndex(index, meta, router)

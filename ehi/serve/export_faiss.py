@@ -12,21 +12,31 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
 from ehi.search.exported import ExportedIndex
 from ehi.search.tree_index import EHIIndex
-from ehi.serve.api import SearchIndexError
+from ehi.serve.api import SearchIndexError, load_index
 
 
 def _source(index_dir: Path) -> tuple[EHIIndex, list[str] | None]:
+    """The index to export, opened with every check ``ehi search`` runs: what search refuses is
+    never exported."""
     if (index_dir / "index.json").exists():  # a bare EHIIndex directory
         return EHIIndex.load(index_dir), None
-    if (index_dir / "index" / "index.json").exists() and (index_dir / "docs.parquet").exists():
-        doc_ids = pq.read_table(index_dir / "docs.parquet", columns=["doc_id"]).column(0).to_pylist()
-        return EHIIndex.load(index_dir / "index"), doc_ids
+    if (index_dir / "index").is_dir() or (index_dir / "docs.parquet").exists():
+        served = load_index(index_dir, device="cpu")
+        return served.index, served.doc_ids
     raise SearchIndexError(f"{index_dir}: neither a search index (index/ + docs.parquet) nor an EHI index "
                            "directory (index.json)")
+
+
+def check_options(pq_m: int | None, nbits: int, rerank: int) -> None:
+    """The export's options, before anything is read."""
+    if pq_m is not None and pq_m < 1:
+        raise SearchIndexError(f"--pq M must be a positive divisor of the embedding dimension, got {pq_m}")
+    if nbits not in (4, 8):
+        raise SearchIndexError(f"--nbits must be 4 (fast scan) or 8, got {nbits}")
+    if rerank < 0:
+        raise SearchIndexError(f"--rerank must be 0 (off) or the number of candidates to re-score, got {rerank}")
 
 
 def export_faiss(index_dir: str | os.PathLike, out: str | os.PathLike, pq_m: int | None = None,
@@ -38,6 +48,7 @@ def export_faiss(index_dir: str | os.PathLike, out: str | os.PathLike, pq_m: int
     ``rerank`` candidates exactly (IndexRefineFlat). Height 1 is exact in FAISS; height >= 2 is
     not (see :mod:`ehi.search.export`) and needs the router file written beside.
     """
+    check_options(pq_m, nbits, rerank)
     index, doc_ids = _source(Path(index_dir))
     exported = ExportedIndex.build(index, doc_ids=doc_ids, pq_m=pq_m, nbits=nbits, rerank=rerank)
     exported.write(out)
