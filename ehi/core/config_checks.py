@@ -116,6 +116,12 @@ def check_tree(config: dict, where: str, train: dict, n_docs: int | None) -> Non
         raise ConfigError(f"config {where}.diagnostic_beam: {beam} exceeds the tree's leaves ({shape})")
 
 
+def recorded_config(dataset: dict) -> dict:
+    """The dataset config as ``prepare_data`` records it in the manifest: ``query_split`` only when
+    set (the rule's params leave an unset one out, so that configs without it keep their jobs)."""
+    return {key: value for key, value in dataset.items() if key != "query_split" or value}
+
+
 def _manifest(dataset: dict, data_dir) -> dict | None:
     """The prepared dataset's manifest, if it was prepared from this very dataset config."""
     path = Path(data_dir) / "manifest.json" if data_dir else None
@@ -125,7 +131,9 @@ def _manifest(dataset: dict, data_dir) -> dict | None:
         manifest = json.loads(path.read_text())
     except (OSError, ValueError):
         return None  # check_manifest names a broken manifest
-    return manifest if isinstance(manifest, dict) and manifest.get("config") == dataset else None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("config"), dict):
+        return None
+    return manifest if recorded_config(manifest["config"]) == recorded_config(dataset) else None
 
 
 def known_corpus_size(dataset: dict, data_dir=None) -> int | None:

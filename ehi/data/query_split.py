@@ -23,6 +23,7 @@ from typing import Sequence
 import numpy as np
 
 from ehi.data.dataset import SPLITS, Dataset
+from ehi.data.judgements import check_split_judgements
 from ehi.data.validate import DataError
 
 log = logging.getLogger("ehi.data")
@@ -96,6 +97,8 @@ def split_queries(dataset: Dataset, fractions: Sequence[float], seed: int = 0) -
     split_of = dict(zip(shuffled.tolist(), np.repeat(np.array(SPLITS), sizes).tolist()))
     queries = dataset.queries.assign(split=dataset.queries.query_id.map(split_of))
     qrels = dataset.qrels.assign(split=dataset.qrels.query_id.map(split_of))
+    for split in SPLITS:  # as for a published split: a split nothing in could be trained on or scored
+        check_split_judgements(qrels[qrels.split == split], split, f"{KEY} of dataset {dataset.name!r}")
     log.info("%s: %s split %d judged %s queries into train/dev/test %s (fractions %s, seed %d)",
              dataset.name, KEY, len(pool), published[0] if published else "", sizes, list(fractions), seed)
     return Dataset(dataset.name, dataset.corpus, queries, qrels)

@@ -125,3 +125,14 @@ def test_dev_evaluation_needs_a_dev_split_and_dev_selection_needs_dev_evaluation
         refused(config(merged(no_dev, {"ablations": {"late": [{"dev_eval": True}]}})))
     assert "config train.select: dev picks the best dev epoch, which needs train.dev_eval: true" in \
         refused(config({"train": {"select": "dev"}}))
+
+
+def test_a_manifest_recorded_without_an_unset_query_split_is_this_config(tmp_path):
+    from ehi.core.config_checks import recorded_config
+
+    cfg = config()
+    assert "query_split" in cfg["dataset"] and cfg["dataset"]["query_split"] is None  # the schema fills it
+    recorded = recorded_config(cfg["dataset"])  # what prepare_data writes: no query_split key
+    assert "query_split" not in recorded
+    (tmp_path / "manifest.json").write_text(json.dumps({"config": recorded, "queries_per_split": {"train": 4, "test": 2}}))
+    assert "has no 'dev' queries according to the prepared dataset" in refused(cfg, tmp_path)

@@ -96,3 +96,13 @@ def test_refused_when_fractions_do_not_sum_to_one(tmp_path):
 def test_refused_beside_a_dev_carve(tmp_path):
     with pytest.raises(DataError, match=r"dataset\.query_split and dataset\.dev_fraction"):
         prepare_dataset("t", "beir", path=str(write_test_only(tmp_path)), dev_fraction=0.2, query_split={"fractions": FRACTIONS})
+
+
+def test_refused_when_a_split_gets_no_relevant_judgement(tmp_path):
+    docs = [{"_id": f"d{i}", "title": "", "text": f"doc {i}"} for i in range(10)]
+    queries = [{"_id": f"q{i}", "text": f"query {i}"} for i in range(20)]
+    rows = [("q0", "d0", 1)] + [(f"q{i}", f"d{i % 10}", 0) for i in range(1, 20)]  # one relevant judgement in all
+    source = write_beir(tmp_path / "mostly_zero", docs=docs, queries=queries, qrels={"test": rows})
+    with pytest.raises(DataError, match=r"dataset\.query_split of dataset 'zeros': split '(train|dev|test)' has no "
+                                        r"relevant judgement \(relevance >= 1; found \d+ with relevance 0"):
+        prepare_dataset("zeros", "beir", path=str(source), query_split={"fractions": FRACTIONS})
