@@ -28,15 +28,21 @@ from ehi.data.dataset import Dataset
 from ehi.evaluate.tree_recipe import ivf_rows, split_arrays, tree_row
 from ehi.search.tree_index import EHIIndex
 from ehi.train.dev_eval import ranking_metrics, top_rows
-from ehi.train.selection import best_epoch
+from ehi.train.dev_curve import AUC_BUDGETS
+from ehi.train.selection import best_epoch, log_selection_key
 
-EPOCH_COLUMNS = ["dev_ndcg@10", "dev_recall@100", "dev_tree_ndcg@10", "dev_tree_recall@100", "dev_tree_frac"]
+# the tree at the dev budget, its curve's area over 1-10% scored (select_metric: kmr_auc), the
+# k-means tree of the same encoder (floor: kmeans) and the leaf balance, where the log has them
+EPOCH_COLUMNS = ["dev_ndcg@10", "dev_recall@100", "dev_tree_ndcg@10", "dev_tree_recall@100", "dev_tree_frac",
+                 "dev_tree_auc", "dev_kmeans_auc", "dev_floor_auc", "dev_floor_kmeans",
+                 "dev_tree_leaf_max_over_mean", "dev_tree_leaf_empty", "dev_kmeans_leaf_max_over_mean",
+                 "leaf_max_over_mean", "leaf_empty"]
 
 
 def selected_epoch(log: pd.DataFrame) -> int:
     """The epoch ``select: dev`` kept (:func:`ehi.train.selection.best_epoch` on the log's selection
     column: the tree's for EHI); the last epoch when nothing was judged (``select: last``)."""
-    key = "dev_tree_ndcg@10" if "dev_tree_ndcg@10" in log else "dev_ndcg@10"
+    key = log_selection_key(log.columns)
     best = best_epoch(log.to_dict("records"), key)
     return int(log.epoch.max()) if best is None else int(best)
 
@@ -65,12 +71,12 @@ def selected_models(dataset: Dataset, resources: Path, runs: list[str], nlist: i
         dev_q, dev_rel, _, _ = split_arrays(dataset, np.load(emb / "queries.npy").astype(np.float32), "dev")
         exact = ranking_metrics(top_rows(dev_q @ doc_emb.T), dev_rel)
         base = {"run": run, "exact ndcg@10": exact["ndcg@10"], "exact recall@100": exact["recall@100"]}
-        rows += [{**base, **row} for row in ivf_rows(doc_emb, dev_q, dev_rel, nlist)]
+        rows += [{**base, **row} for row in ivf_rows(doc_emb, dev_q, dev_rel, nlist, AUC_BUDGETS)]
         index_dir = resources / run / "index"
         if (index_dir / "index.json").exists():
             index = EHIIndex.load(index_dir)
             rows.append({**base, "system": f"ehi tree ({index.indexer.n_leaves} leaves)",
-                         **tree_row(index.indexer, doc_emb, dev_q, dev_rel)})
+                         **tree_row(index.indexer, doc_emb, dev_q, dev_rel, AUC_BUDGETS)})
     return pd.DataFrame(rows)
 
 

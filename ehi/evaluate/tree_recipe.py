@@ -53,7 +53,7 @@ def split_arrays(dataset: Dataset, q_emb: np.ndarray, split: str):
     return q_emb[q_row.loc[ids].to_numpy()], relevant, pair_q, pair_d
 
 
-def ivf_rows(doc_emb, dev_q, relevant, nlist: int) -> list[dict]:
+def ivf_rows(doc_emb, dev_q, relevant, nlist: int, budgets=BUDGETS) -> list[dict]:
     """FAISS-IVF (the pipeline's baseline builder) at the largest nprobe within each budget."""
     searcher = build_searcher("faiss-ivf", doc_emb, nlist=nlist)
     points = []
@@ -61,7 +61,7 @@ def ivf_rows(doc_emb, dev_q, relevant, nlist: int) -> list[dict]:
         rows, _, n_scored = searcher.search(dev_q, 100, nprobe)
         points.append((float(np.mean(n_scored)) / len(doc_emb), rows))
     out = {}
-    for budget in BUDGETS:
+    for budget in budgets:
         within = [p for p in points if p[0] <= budget + 1e-12] or points[:1]
         frac, rows = within[-1]
         m = ranking_metrics(np.asarray(rows), relevant)
@@ -70,10 +70,10 @@ def ivf_rows(doc_emb, dev_q, relevant, nlist: int) -> list[dict]:
     return [{"system": f"faiss-ivf (nlist={nlist})", **out}]
 
 
-def tree_row(tree, doc_emb, dev_q, relevant) -> dict:
+def tree_row(tree, doc_emb, dev_q, relevant, budgets=BUDGETS) -> dict:
     leaf = tree.assign_leaves(doc_emb)
     out = {"leaf_max_over_mean": leaf_size_stats(np.bincount(leaf, minlength=tree.n_leaves))["leaf_max_over_mean"]}
-    for budget in BUDGETS:
+    for budget in budgets:
         ranked, _, frac = tree_at_budget(tree, dev_q, doc_emb, leaf, budget)
         m = ranking_metrics(ranked, relevant)
         out.update({f"frac@{budget:g}": frac, f"ndcg@10@{budget:g}": m["ndcg@10"],

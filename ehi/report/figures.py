@@ -160,9 +160,9 @@ MIN_FRACTION_SPAN = 0.05
 
 def kept_epoch(log: pd.DataFrame) -> int | None:
     """The epoch ``select: dev`` keeps (the tree's dev nDCG@10 for EHI, exact search's for DE)."""
-    from ehi.train.selection import best_epoch
+    from ehi.train.selection import best_epoch, log_selection_key
 
-    key = "dev_tree_ndcg@10" if "dev_tree_ndcg@10" in log else "dev_ndcg@10"
+    key = log_selection_key(log.columns)
     return best_epoch(log.to_dict("records"), key) if key in log else None
 
 

@@ -21,6 +21,7 @@ from ehi.core.io import read_table
 from ehi.evaluate.stats import ablation_significance
 from ehi.evaluate.variant_systems import parse as parse_variant_systems, with_variant_systems
 from ehi.report.seed_tables import kmr_over_seeds_wide, plot_kmr_over_seeds, seeded_main_summary
+from ehi.report.train_log import train_log_table
 
 log = logging.getLogger(__name__)
 
@@ -177,3 +178,5 @@ def build_report(results_dir: str | os.PathLike, dataset: str, variants, ablatio
     logs = {p.stem: read_table(p) for p in sorted((results / "main" / "train_log").glob("*.parquet"))}
     if logs:  # results copied without their training logs still render everything else
         draw.plot_training(logs, figures / "training.png")
+        draw.render_table(train_log_table(logs), tables / f"{dataset}_train_log",
+                          caption=f"{dataset}: every training epoch on dev, its leaf balance and the epoch kept")

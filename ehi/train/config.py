@@ -79,13 +79,17 @@ class TrainConfig:
     indexing_negatives: int = 0
     # Dev evaluation at every epoch end (ehi.train.dev_eval): exact search and, with a tree, the tree
     # at the largest beam scoring at most ``dev_budget``; ``select: dev`` keeps the best dev epoch's
-    # weights (``select_metric``; "auto" = the tree's nDCG@10 for EHI, exact nDCG@10 for DE) and stops
-    # after ``patience`` epochs without gain (0 = never stop early).
+    # weights (``select_metric``; "auto" = the tree's nDCG@10 for EHI, exact nDCG@10 for DE;
+    # "kmr_auc" = the area under the tree's dev curve over 1-10% scored, ehi.train.dev_curve, the
+    # exact nDCG@10 for DE) and stops after ``patience`` epochs without gain (0 = never stop early).
+    # ``floor: kmeans`` (needs kmr_auc) makes the k-means tree of the current encoder a candidate
+    # every epoch beside the trained tree; the better on dev is kept (ehi.train.dev_curve).
     dev_eval: bool = False
     dev_split: str = "dev"
     dev_budget: float = 0.1
     select: str = "last"
     select_metric: str = "auto"
+    floor: str = "none"
     patience: int = 0
     # Freeze the bottom ``freeze_layers`` transformer layers (and the embeddings) and cache their
     # outputs for every text once per run (ehi.model.layer_cache), so steps and re-embeddings run the
@@ -111,6 +115,8 @@ class TrainConfig:
             "indexer_steps_schedule in ('constant', 'linear')": self.indexer_steps_schedule in ("constant", "linear"),
             "select in ('last', 'dev')": self.select in ("last", "dev"),
             "select: dev needs dev_eval": self.select != "dev" or self.dev_eval,
+            "floor in ('none', 'kmeans')": self.floor in ("none", "kmeans"),
+            "floor: kmeans needs select_metric: kmr_auc": self.floor == "none" or self.select_metric == "kmr_auc",
             "patience >= 0": self.patience >= 0, "0 < dev_budget <= 1": 0 < self.dev_budget <= 1,
             "freeze_layers >= 0": self.freeze_layers >= 0,
             "layer_cache_dtype in ('float16', 'float32')": self.layer_cache_dtype in ("float16", "float32"),
@@ -140,9 +146,16 @@ class TrainConfig:
     @property
     def selection_key(self) -> str:
         """The training-log column ``select: dev`` maximises."""
-        if self.select_metric != "auto":
+        if self.select_metric == "kmr_auc" and self.use_tree:
+            return "dev_floor_auc" if self.floor == "kmeans" else "dev_tree_auc"
+        if self.select_metric not in ("auto", "kmr_auc"):
             return self.select_metric
         return "dev_tree_ndcg@10" if self.use_tree else "dev_ndcg@10"
+
+    @property
+    def dev_curve(self) -> bool:
+        """Whether each dev evaluation reads the tree's whole curve (ehi.train.dev_curve)."""
+        return self.use_tree and self.select_metric == "kmr_auc"
 
     def loss_kwargs(self) -> dict:
         tree = self.use_tree

@@ -40,7 +40,7 @@ from ehi.train import progress as progress_lines
 from ehi.train.batches import TrainData, refresh_cache
 from ehi.train.checkpoint import load_checkpoint, save_checkpoint, write_log
 from ehi.train.config import TrainConfig
-from ehi.train.selection import DevSelection
+from ehi.train.selection import DevSelection, kept_tree
 from ehi.train.step import check_finite, train_step
 from ehi.train.tree_updates import TreeUpdates
 
@@ -161,6 +161,8 @@ def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | o
     summary = {"epochs_done": epoch, "steps": step, "finished": epoch >= cfg.epochs or stopped_early,
                "stopped_early": stopped_early, "selected_epoch": best if cfg.select == "dev" else epoch,
                "last": rows[-1] if rows else {}, "config": cfg.to_dict()}
+    if selection is not None and cfg.dev_curve:  # which tree the kept epoch's index is (train.floor)
+        summary["selected_tree"] = kept_tree(rows, best)
     if ctx.is_main:
         write_json(summary, out / "train_summary.json")
         progress_lines.finished(name, summary, out)

@@ -35,5 +35,6 @@ def epoch_done(name: str, row: dict, epochs: int) -> None:
 
 def finished(name: str, summary: dict, out) -> None:
     how = "stopped early on dev" if summary["stopped_early"] else ("done" if summary["finished"] else "paused")
-    log.info("train %s: %s after %d epochs (%d steps), kept epoch %s -> %s", name, how, summary["epochs_done"],
-             summary["steps"], summary["selected_epoch"], out)
+    tree = f" ({summary['selected_tree']} tree)" if summary.get("selected_tree") else ""
+    log.info("train %s: %s after %d epochs (%d steps), kept epoch %s%s -> %s", name, how, summary["epochs_done"],
+             summary["steps"], summary["selected_epoch"], tree, out)

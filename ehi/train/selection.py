@@ -4,8 +4,11 @@ At each epoch end the loop hands over the fresh corpus embedding (and leaves) it
 this encodes the dev queries and logs ``dev_*`` figures (:mod:`ehi.train.dev_eval`). With
 ``select: dev`` the weights of the epoch with the best ``selection_key`` are written to
 ``out_dir/best/`` the moment that epoch ends, and become the final model; ``patience`` epochs
-without a gain stop the run early. Nothing here draws random numbers, so a resumed run stays
-bit-identical; the best epoch is recovered from the log rows the checkpoint carries.
+without a gain stop the run early. With ``select_metric: kmr_auc`` the tree is judged by the area
+under its dev curve, and with ``floor: kmeans`` an epoch's kept tree may be the k-means tree of that
+epoch's encoder (:mod:`ehi.train.dev_curve`). Nothing here draws from the training run's random
+streams, so a resumed run stays bit-identical; the best epoch is recovered from the log rows the
+checkpoint carries.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from ehi.model.encoder import Encoder
 from ehi.model.tree import TreeIndexer
 from ehi.train.batches import TrainData
 from ehi.train.config import TrainConfig
+from ehi.train.dev_curve import floor_candidates
 from ehi.train.dev_eval import dev_metrics
 
 
@@ -30,15 +34,39 @@ def best_epoch(rows: list[dict], key: str) -> int | None:
     return max(scored, key=lambda s: (s[0], -s[1]))[1] if scored else None
 
 
+def log_selection_key(columns) -> str:
+    """The column a training log was selected on, from the columns it has: the floor's or the
+    tree's curve area where logged (they are logged only when selected on), else the tree's nDCG@10
+    at the dev budget (EHI), else exact search's (DE)."""
+    for key in ("dev_floor_auc", "dev_tree_auc", "dev_tree_ndcg@10"):
+        if key in columns:
+            return key
+    return "dev_ndcg@10"
+
+
+def kept_tree(rows: list[dict], epoch: int | None) -> str | None:
+    """Which tree the kept epoch's index is: "kmeans" (the floor won on dev) or "trained"."""
+    row = next((r for r in rows if r["epoch"] == epoch), None)
+    if row is None or "dev_tree_ndcg@10" not in row:
+        return None
+    return "kmeans" if row.get("dev_floor_kmeans") == 1.0 else "trained"
+
+
 class DevSelection:
     def __init__(self, dataset: Dataset, cfg: TrainConfig, out_dir: Path):
         self.cfg, self.best_dir = cfg, Path(out_dir) / "best"
         self.dev = TrainData.from_dataset(dataset, cfg.dev_split)  # its queries and their judged documents
+        self.candidate: TreeIndexer | None = None  # the last evaluation's k-means tree, where it won
 
     def evaluate(self, encoder: Encoder, indexer: TreeIndexer | None, fresh: dict) -> dict:
         q = encoder.encode(self.dev.query_texts, self.cfg.encode_batch_size)
-        return dev_metrics(q, fresh["doc_emb"], self.dev.relevant, indexer,
-                           fresh.get("doc_leaf"), self.cfg.dev_budget)
+        out = dev_metrics(q, fresh["doc_emb"], self.dev.relevant, indexer, fresh.get("doc_leaf"), self.cfg.dev_budget)
+        self.candidate = None
+        if indexer is not None and self.cfg.dev_curve:
+            curve, self.candidate = floor_candidates(indexer, q, fresh["doc_emb"], fresh["doc_leaf"], self.dev.relevant,
+                                                     self.cfg.seed, self.cfg.floor)
+            out.update(curve)
+        return out
 
     def best_epoch(self, rows: list[dict]) -> int | None:
         return best_epoch(rows, self.cfg.selection_key)
@@ -47,8 +75,8 @@ class DevSelection:
         if self.cfg.select == "dev" and self.best_epoch(rows) == rows[-1]["epoch"]:
             with atomic_dir(self.best_dir) as tmp:
                 encoder.save(tmp / "encoder")
-                if indexer is not None:
-                    indexer.save(tmp)
+                if indexer is not None:  # the epoch's better tree on dev: trained, or the floor's k-means tree
+                    (self.candidate or indexer).save(tmp)
 
     def should_stop(self, rows: list[dict]) -> bool:
         best = self.best_epoch(rows)

@@ -1,0 +1,90 @@
+"""The tree's dev KMR curve over 1-10% scored, its area, and the k-means floor beside it.
+
+What ``select_metric: kmr_auc`` selects on. The tables report a tree at several budgets, so
+selecting on one (``dev_budget``) can keep a tree that is good there and poor below it; the area
+under the dev curve judges what the tables show. Each budget is read like the KMR tables: at the
+sweep point (beam) with the largest *measured* mean fraction of documents scored not above the
+budget; a tree with no point that small scores 0 there, as in IVF's own tuning
+(:func:`ehi.search.tune.score_curve`), so a tree whose smallest leaf set overshoots 1% pays for it.
+
+``floor: kmeans`` adds a second candidate every epoch: a tree of the same shape set to spherical
+k-means of the *current* encoder's corpus embedding (:func:`ehi.model.tree_init.kmeans_init_`),
+i.e. k-means IVF with as many lists on the same encoder, searched by the same beam search. The
+epoch's candidate is whichever has the larger area (the trained tree on ties); the log records
+``dev_floor_kmeans`` = 1 where the k-means tree was the better one, and selection keeps the epoch's
+winner, so the index the pipeline searches as ``ehi+tree`` is never below that k-means tree on dev.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ehi.model.tree import TreeIndexer
+from ehi.model.tree_init import kmeans_init_
+from ehi.model.tree_stats import leaf_size_stats, leaf_sizes
+from ehi.train.dev_eval import ranking_metrics, top_rows
+
+AUC_BUDGETS = (0.01, 0.02, 0.05, 0.1)
+
+
+def beam_points(tree: TreeIndexer, q: torch.Tensor, sizes: np.ndarray, n_docs: int, top: float) -> list:
+    """(measured fraction, beam, leaves (n, beam)) for beams 1, 2, ... until the fraction passes
+    twice ``top`` (fractions grow near-monotonically with the beam, never exactly)."""
+    points = []
+    for beam in range(1, tree.n_leaves + 1):
+        leaves = tree.beam_search(q, beam)[0].cpu().numpy()  # (n, beam)
+        frac = float(sizes[leaves].sum(1).mean() / n_docs)
+        points.append((frac, beam, leaves))
+        if frac > 2 * top:
+            break
+    return points
+
+
+@torch.no_grad()
+def tree_curve(tree: TreeIndexer, q_emb: np.ndarray, doc_emb: np.ndarray, doc_leaf: np.ndarray,
+               relevant: list[np.ndarray], prefix: str, budgets=AUC_BUDGETS) -> dict[str, float]:
+    """``{prefix}_ndcg@10@<b>`` and ``{prefix}_frac@<b>`` per budget, ``{prefix}_auc`` (their mean
+    nDCG@10) and the leaf balance ``{prefix}_leaf_max_over_mean`` / ``{prefix}_leaf_empty``."""
+    sizes = leaf_sizes(doc_leaf, tree.n_leaves)
+    q = torch.from_numpy(np.ascontiguousarray(q_emb, dtype=np.float32))
+    points = beam_points(tree, q, sizes, len(doc_emb), max(budgets))
+    scores = q_emb @ doc_emb.T  # (n, N)
+    out, values = {}, []
+    for b in budgets:
+        within = [p for p in points if p[0] <= b + 1e-12]
+        if not within:
+            out.update({f"{prefix}_ndcg@10@{b:g}": 0.0, f"{prefix}_frac@{b:g}": float("nan")})
+            values.append(0.0)
+            continue
+        frac, _, leaves = max(within, key=lambda p: (p[0], -p[1]))  # largest measured fraction, then smaller beam
+        visited = np.stack([np.isin(doc_leaf, row) for row in leaves])
+        ndcg = ranking_metrics(top_rows(np.where(visited, scores, -np.inf)), relevant)["ndcg@10"]
+        out.update({f"{prefix}_ndcg@10@{b:g}": ndcg, f"{prefix}_frac@{b:g}": frac})
+        values.append(ndcg)
+    stats = leaf_size_stats(sizes)
+    out.update({f"{prefix}_auc": float(np.mean(values)), f"{prefix}_leaf_max_over_mean": stats["leaf_max_over_mean"],
+                f"{prefix}_leaf_empty": float(stats["leaf_empty"])})
+    return out
+
+
+def kmeans_tree(like: TreeIndexer, doc_emb: np.ndarray, seed: int) -> TreeIndexer:
+    """A tree of ``like``'s shape whose routing is spherical k-means of ``doc_emb``. Built under a
+    forked RNG: the training run's torch stream (dropout, later inits) is the same with or without it."""
+    with torch.random.fork_rng(devices=[]):
+        tree = TreeIndexer(like.dim, like.height, like.branching, like.hidden, like.path_layout, per_node=like.per_node)
+    return kmeans_init_(tree, doc_emb, seed)
+
+
+def floor_candidates(tree: TreeIndexer, q_emb: np.ndarray, doc_emb: np.ndarray, doc_leaf: np.ndarray,
+                     relevant: list[np.ndarray], seed: int, floor: str) -> tuple[dict, TreeIndexer | None]:
+    """The trained tree's curve and, with ``floor: kmeans``, the k-means tree's on the same
+    embeddings -> (log columns, the k-means tree where it beat the trained one, else None)."""
+    out = tree_curve(tree, q_emb, doc_emb, doc_leaf, relevant, "dev_tree")
+    if floor != "kmeans":
+        return out, None
+    km = kmeans_tree(tree, doc_emb, seed)
+    out.update(tree_curve(km, q_emb, doc_emb, km.assign_leaves(doc_emb), relevant, "dev_kmeans"))
+    use_km = out["dev_kmeans_auc"] > out["dev_tree_auc"]
+    out.update({"dev_floor_auc": max(out["dev_kmeans_auc"], out["dev_tree_auc"]), "dev_floor_kmeans": float(use_km)})
+    return out, (km if use_km else None)
