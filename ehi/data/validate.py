@@ -110,11 +110,18 @@ def record_text(record: dict, key: str, path: str | os.PathLike, lineno: int) ->
     return value or ""
 
 
+RELEVANCE_BOUND = 2**31
+
+
 def parse_relevance(value: str, path: str | os.PathLike, lineno: int) -> int:
     try:
-        return int(value)
+        grade = int(value)
     except ValueError:
         raise DataError(f"{path}, line {lineno}: relevance {value!r} is not an integer") from None
+    if not -RELEVANCE_BOUND <= grade < RELEVANCE_BOUND:  # the qrels table stores int32 grades
+        raise DataError(f"{path}, line {lineno}: relevance {value} is outside the 32-bit grades qrels store "
+                        f"(|relevance| < {RELEVANCE_BOUND})")
+    return grade
 
 
 def warn(message: str, warnings: list[str]) -> None:

@@ -97,6 +97,12 @@ def test_qrels_non_integer_score(tmp_path):
         load_beir(beir(tmp_path / "x", qrels=qrels))
 
 
+def test_qrels_relevance_beyond_32_bits(tmp_path):
+    qrels = {"train": "q0\td0\t99999999999\n", "test": QRELS["test"]}
+    with pytest.raises(DataError, match=r"qrels/train\.tsv, line 2: relevance 99999999999 is outside the 32-bit"):
+        load_beir(beir(tmp_path / "x", qrels=qrels))
+
+
 def test_qrels_unknown_document_is_an_error(tmp_path):
     qrels = {"train": "q0\td0\t1\nq1\tghost\t1\nq1\tghost2\t1\n", "test": QRELS["test"]}
     with pytest.raises(DataError, match=r"qrels/train\.tsv: 2 judgement\(s\) name documents not in the corpus, e\.g\. .*'ghost'"):
