@@ -58,6 +58,9 @@ class TrainConfig:
     hard_negative_pool: int = 20  # DE: sample hard negatives from this exact top-k
     in_batch_negatives: bool = True
     reindex_every: int = 1
+    # Pairs per epoch: 0 = every (query, positive) pair; N = the first N of the epoch's seeded
+    # permutation, a different subset every epoch (the warm-up and decay count these steps).
+    pairs_per_epoch: int = 0
     max_length: int = 128
     seed: int = 0
     use_tree: bool = True  # False = DE baseline (lambda_indexing = lambda_intra_leaf = 0)
@@ -107,7 +110,7 @@ class TrainConfig:
             "height >= 1": self.height >= 1, "branching >= 2": self.branching >= 2,
             f"path_layout in {PATH_LAYOUTS}": self.path_layout in PATH_LAYOUTS,
             f"siamese_loss in {sorted(siamese_losses())}": self.siamese_loss in siamese_losses(),
-            "reindex_every >= 1": self.reindex_every >= 1, "n_hard_negatives >= 0": self.n_hard_negatives >= 0,
+            "reindex_every >= 1": self.reindex_every >= 1, "pairs_per_epoch >= 0": self.pairs_per_epoch >= 0, "n_hard_negatives >= 0": self.n_hard_negatives >= 0,
             "0 <= warmup_ratio < 1": 0 <= self.warmup_ratio < 1,
             "indexer_init in ('data', 'kmeans', 'random')": self.indexer_init in ("data", "kmeans", "random"),
             "grad_cache_chunk >= 0": self.grad_cache_chunk >= 0,

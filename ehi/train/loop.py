@@ -64,6 +64,12 @@ def make_optimizer(encoder, indexer, cfg: TrainConfig, total_steps: int):
     return opt, torch.optim.lr_scheduler.LambdaLR(opt, factor)
 
 
+def epoch_size(cfg: TrainConfig, n_pairs: int) -> int:
+    """Pairs an epoch walks: all of them, or ``pairs_per_epoch`` of them (for collections whose
+    judgements are too many for a CPU epoch; each epoch its own seeded draw, so all are seen)."""
+    return min(n_pairs, cfg.pairs_per_epoch) if cfg.pairs_per_epoch else n_pairs
+
+
 def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | os.PathLike,
           split: str = "train", resume: bool = True, stop_after_epoch: int | None = None,
           progress: bool = True) -> dict:
@@ -93,7 +99,7 @@ def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | o
     if cfg.freeze_layers:
         data.cache_frozen_layers(encoder, cfg.freeze_layers, out / "layer_cache", cfg.layer_cache_dtype,
                                  cfg.encode_batch_size)
-    n_batches = math.ceil(len(data.pair_q) / cfg.batch_size)
+    n_batches = math.ceil(epoch_size(cfg, len(data.pair_q)) / cfg.batch_size)
     opt, sched = make_optimizer(encoder, indexer, cfg, cfg.epochs * n_batches)
     updates = TreeUpdates(indexer, data, cfg, cfg.epochs * n_batches) if indexer is not None and cfg.indexer_steps \
         else None
@@ -176,6 +182,7 @@ def run_epoch(epoch, step, data, cache, encoder, indexer, opt, sched, cfg, devic
     see train_step; DDP averages the gradients during ``backward``."""
     encoder.train()
     order = np.random.default_rng([cfg.seed, epoch]).permutation(len(data.pair_q))
+    order = order[: epoch_size(cfg, len(order))]  # train.pairs_per_epoch: a fresh seeded subset each epoch
     params = [p for group in opt.param_groups for p in group["params"]]
     sums: dict[str, float] = {}
     start, n_batches = time.time(), math.ceil(len(order) / cfg.batch_size)
