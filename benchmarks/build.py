@@ -90,16 +90,17 @@ def beam_costs(searcher, queries, threads: int, repeats: int = 3, max_frac: floa
     scored), ``n_queries`` queries batched, median of ``repeats``."""
     rows = []
     queries = queries[:n_queries]
-    for beam in log_grid(1, searcher.n_leaves, 10):
-        leaves, _ = searcher.route(queries, beam)
-        n_scored = float(searcher.leaf_sizes[leaves].sum(axis=1).mean())
+    for beam in log_grid(1, searcher.ivf.nlist, 10):
+        aug = searcher.augment(queries)
+        leaves, _ = searcher.route(aug, beam)
+        n_scored = float(searcher.list_sizes[leaves].sum(axis=1).mean())
         if rows and n_scored > max_frac * searcher.n_docs:
             break
         searcher.set_threads(threads)
         route, total = [], []
         for _ in range(repeats):
             t0 = time.perf_counter()
-            searcher.route(queries, beam)
+            searcher.route(searcher.augment(queries), beam)
             t1 = time.perf_counter()
             searcher.search_ids(queries, 100, beam)
             t2 = time.perf_counter()

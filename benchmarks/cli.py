@@ -31,9 +31,7 @@ def run_search(s: dict, out: dict, threads: int) -> None:
         if loaded is None:
             continue
         docs, queries = loaded
-        names = systems.EHI + systems.PEERS if len(docs) <= 20_000 else \
-            ("ehi-scan",) + systems.PEERS  # ehi-torch's gather does not scale: small corpora only
-        names = [x for x in names if x in s.get("systems", names)]
+        names = [x for x in systems.EHI + systems.PEERS if x in s.get("systems", systems.EHI + systems.PEERS)]
         curves.append(search.run(name, docs, queries, names=names, rounds=s["rounds"], threads=threads,
                                  n_latency=s["n_latency"], tree_steps=s["tree_steps"]))
     curves = pd.concat(curves, ignore_index=True)

@@ -5,7 +5,6 @@ as in :mod:`benchmarks.tree`. Float32 systems, compared at equal fraction scored
 
 * ``ehi-faiss``: the export (:class:`ehi.search.exported.ExportedIndex`), searched by FAISS alone
   (augmented queries, ``nprobe = beam``), as a user of the file would;
-* ``ehi-scan``: the same tree through :class:`ehi.search.tree_scan.ScanIndex` (torch routing);
 * ``faiss-ivf``: FAISS IVF-Flat with k-means lists.
 
 Compressed systems, compared at equal Recall@100, all at 2 bits per dimension (ScaNN-AH's default
@@ -27,7 +26,7 @@ from ehi.search.faiss_pq import IVFPQSearcher, default_pq_m
 
 from benchmarks import search, systems
 
-FLOAT = ("ehi-faiss", "ehi-scan", "faiss-ivf")
+FLOAT = ("ehi-faiss", "faiss-ivf")
 EHI_PQ = ("ehi-pq4", "ehi-pq4-rr", "ehi-pq8", "ehi-pq8-rr")
 IVF_PQ = ("faiss-ivfpq4", "faiss-ivfpq4-rr", "faiss-ivfpq8", "faiss-ivfpq8-rr")
 SYSTEMS = FLOAT + EHI_PQ + IVF_PQ + ("scann-ah",)

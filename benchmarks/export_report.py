@@ -43,11 +43,9 @@ def _float_table(m: pd.DataFrame, verdicts: dict, dataset: str) -> str:
         qps_ratio = get("ehi-faiss", "qps") / get("faiss-ivf", "qps")
         p99_ratio = get("ehi-faiss", "p99_ms") / get("faiss-ivf", "p99_ms")
         rows.append({"fraction scored": t, "EHI recall": _f(get("ehi-faiss", "recall"), 3),
-                     "ehi-faiss QPS": _f(get("ehi-faiss", "qps"), 0), "ehi-scan QPS": _f(get("ehi-scan", "qps"), 0),
+                     "ehi-faiss QPS": _f(get("ehi-faiss", "qps"), 0),
                      "faiss-ivf QPS": _f(get("faiss-ivf", "qps"), 0), "ehi-faiss/ivf QPS": _f(qps_ratio),
-                     "ehi-faiss/ehi-scan QPS": _f(get("ehi-faiss", "qps") / get("ehi-scan", "qps")),
                      "ehi-faiss p50/p99 ms": f"{_f(get('ehi-faiss', 'p50_ms'), 3)}/{_f(get('ehi-faiss', 'p99_ms'), 3)}",
-                     "ehi-scan p50/p99 ms": f"{_f(get('ehi-scan', 'p50_ms'), 3)}/{_f(get('ehi-scan', 'p99_ms'), 3)}",
                      "faiss-ivf p50/p99 ms": f"{_f(get('faiss-ivf', 'p50_ms'), 3)}/{_f(get('faiss-ivf', 'p99_ms'), 3)}",
                      "p50, p99 ratio (EHI/ivf)": f"{_f(get('ehi-faiss', 'p50_ms') / get('faiss-ivf', 'p50_ms'))}, "
                                                  f"{_f(p99_ratio)}"})
@@ -94,8 +92,7 @@ def section(matched: pd.DataFrame, source: str = "export_matched.parquet") -> st
                       f"From `{source}` (N up to {matched.n_docs.max():,}).\n",
                       "A tree of height 1 with about sqrt(N) leaves, exported with `ehi.search.exported.ExportedIndex` "
                       "(IVF-Flat with centroids [A_i, c_i] and queries [x, 1]) and searched by FAISS alone with "
-                      "nprobe = beam (`ehi-faiss`), against the same tree through `ScanIndex` (`ehi-scan`, torch "
-                      "routing) and FAISS IVF-Flat on k-means lists (`faiss-ivf`, as many lists). Compressed "
+                      "nprobe = beam (`ehi-faiss`), against FAISS IVF-Flat on k-means lists (`faiss-ivf`, as many lists). Compressed "
                       "leaves at 2 bits per dimension: `ehi-pq4`/`ehi-pq8` (the export with 4-bit fast-scan / "
                       "8-bit PQ codes, no residuals), `faiss-ivfpq4`/`faiss-ivfpq8` (IVF-PQ on faiss-ivf's lists, "
                       "residual codes), `-rr` = the best 1,000 re-scored exactly, `scann-ah` (AH, 1,000 re-scored). "

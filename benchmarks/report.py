@@ -50,7 +50,7 @@ def _search_tables(matched: pd.DataFrame, curves: pd.DataFrame) -> tuple[str, di
                     row["EHI frac"] = _f(e.frac_scored if e is not None else np.nan, 3)
                 else:
                     row["EHI recall"] = _f(e.recall if e is not None else np.nan, 3)
-                for p in PEERS + (["ehi-torch"] if "ehi-torch" in at.index else []):
+                for p in PEERS:
                     if p in at.index:
                         r = at.loc[p]
                         row[f"{p} QPS (EHI/x)"] = f"{_f(r.qps, 0)} ({_f(r.qps_ratio)})"
@@ -165,9 +165,9 @@ def write(out: str | Path, quick: bool = False, notes: str | Path | None = None)
         "`ehi.train.losses.objective`: each document shares its path with an embedding-space nearest neighbour; "
         "`standardize_` init; exact 10-NN within a sample of 20,000 documents; AdamW, lr 1e-2, "
         "512 anchors per step; the paper's indexer, not `per_node`), searched through "
-        "`ehi.search.tree_scan.ScanIndex`: EHI's beam search picks the leaves, a FAISS IVF-Flat index whose inverted "
-        "lists are EHI's leaves scans them with `search_preassigned`. `ehi-torch` is `EHIIndex.search` "
-        "(small corpora only). Peers: FAISS IVF-Flat (sqrt(N) lists, spherical k-means), FAISS HNSW "
+        "`ehi.search.exported.ExportedIndex`, the package's one EHI search: EHI's beam search (numpy router) picks "
+        "the leaves, a FAISS IVF-Flat index whose inverted lists are EHI's leaves scans them with "
+        "`search_preassigned`. Peers: FAISS IVF-Flat (sqrt(N) lists, spherical k-means), FAISS HNSW "
         "(M=16, efConstruction=100), ScaNN with exact scores in sqrt(N) partitions (`scann`) and with "
         "anisotropic hashing + exact re-ranking of 1,000 (`scann-ah`). Batched QPS uses all threads; "
         "latency is single-query calls on one thread. Values at a target recall or fraction are "

@@ -106,7 +106,7 @@ def run(dataset: str, docs: np.ndarray, queries: np.ndarray, names=systems.EHI +
                            **p, **t.to_dict(), "rounds": rounds, "threads": threads, "k": k,
                            "tree_height": height, "tree_branching": branching,
                            "tree_train_seconds": facts["train_seconds"], "tree_train_steps": tree_steps,
-                           "max_leaf_over_mean": (float(searcher.leaf_sizes.max() / searcher.leaf_sizes.mean())
+                           "max_leaf_over_mean": (float(searcher.list_sizes.max() / searcher.list_sizes.mean())
                                                   if name == "ehi-scan" else np.nan)})
     return pd.DataFrame(frames)
 

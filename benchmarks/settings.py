@@ -15,7 +15,7 @@ QUICK = {
     # issue 16: one thread for batched search too (the machine is shared; ratios stay comparable).
     # 8-bit codebooks (d/4 k-means of 256 centres each) take minutes to train here: SciFact only
     "export": {"datasets": [["scifact", None],
-                            ["synthetic", 100_000, ["ehi-faiss", "ehi-scan", "faiss-ivf", "ehi-pq4", "ehi-pq4-rr",
+                            ["synthetic", 100_000, ["ehi-faiss", "faiss-ivf", "ehi-pq4", "ehi-pq4-rr",
                                                     "faiss-ivfpq4", "faiss-ivfpq4-rr", "scann-ah"]]],
                "n_queries": 200, "rounds": 2, "n_latency": 30, "tree_steps": 100, "threads": 1},
 }
@@ -29,7 +29,7 @@ FULL = {
     # issue 16: 10^6, float32 and compressed systems in two groups (all indexes at once would not fit)
     "export": {"datasets": [["scifact", None], ["synthetic", 1_000_000]], "n_queries": 300, "rounds": 2,
                "n_latency": 100, "tree_steps": 300, "threads": 1,
-               "groups": [["ehi-faiss", "ehi-scan", "faiss-ivf"],
+               "groups": [["ehi-faiss", "faiss-ivf"],
                           ["ehi-pq4", "ehi-pq4-rr", "ehi-pq8", "ehi-pq8-rr", "faiss-ivfpq4", "faiss-ivfpq4-rr",
                            "faiss-ivfpq8", "faiss-ivfpq8-rr", "scann-ah"]]},
 }

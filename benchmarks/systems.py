@@ -1,10 +1,10 @@
 """The indexes the benchmarks compare, built the same way by every family.
 
-``ehi-scan`` is EHI as this package serves it at scale (:class:`ehi.search.tree_scan.ScanIndex`: the tree
-routes, FAISS IVF-Flat scans the leaves); ``ehi-torch`` is :meth:`ehi.search.tree_index.EHIIndex.search`
-(torch gathers and scores the candidates), kept on small corpora to show what the scan buys.
-EHI's tree passes (assignment, routing) run on one torch thread: on this shared machine torch's
-2-thread pool made them 3-20x slower (barriers waiting for descheduled threads).
+``ehi-scan`` is EHI as this package serves it everywhere (:class:`ehi.search.exported.ExportedIndex`:
+the tree's numpy router picks the leaves, FAISS IVF-Flat scans them with ``search_preassigned``;
+at height 1 FAISS's quantizer routes). The leaf assignment runs on one torch thread and the
+router on one BLAS thread: on this shared machine a 2-thread pool made them 3-20x slower
+(barriers waiting for descheduled threads).
 Peers: FAISS IVF-Flat (sqrt(N) lists), FAISS HNSW (M=16, efConstruction=100, the same at every N),
 ScaNN with exact scoring in its partitions (``scann``) and with anisotropic hashing + exact
 re-ranking of 1,000 candidates (``scann-ah``), both with sqrt(N) partitions.
@@ -16,39 +16,16 @@ import time
 
 import numpy as np
 
+from ehi.search.exported import ExportedIndex
 from ehi.search.registry import KINDS, ann_kind, build_searcher, log_grid
-from ehi.search.base import Searcher, pad_results
-from ehi.search.tree_index import EHIIndex
-from ehi.search.tree_scan import ScanIndex
+from ehi.search.base import Searcher
+from ehi.train.label_free import torch_threads
 
-EHI = ("ehi-scan", "ehi-torch")
+EHI = ("ehi-scan",)
 COMPRESSED = ("faiss-ivfpq",)  # PQ codes: compared with EHI's own PQ leaves in the export family
 PEERS = tuple(k for k in KINDS if ann_kind(k).tuned and k not in COMPRESSED)  # float ANNS kinds, exact aside
 HNSW = {"M": 16, "ef_construction": 100}
-ROUTE_THREADS = 1  # EHI's tree passes on one torch thread (see ehi.search.tree_scan.ScanIndex)
-
-
-class TorchEHI(Searcher):
-    """EHIIndex.search behind the Searcher contract (budget = beam)."""
-
-    name = "ehi-torch"
-    budget_param = "beam"
-
-    def __init__(self, index: EHIIndex):
-        super().__init__(index.n_docs, {})
-        self.index = index
-
-    def search(self, queries, k, budget_value):
-        rows, scores, n_scored = self.index.search(queries, int(budget_value), k)
-        return (*pad_results(rows, scores, k), n_scored)
-
-    def default_sweep(self):
-        return log_grid(1, self.index.indexer.n_leaves, 20)
-
-    def set_threads(self, threads):
-        import torch
-
-        torch.set_num_threads(int(threads))
+ROUTE_THREADS = 1  # the leaf assignment's torch threads (see the module doc)
 
 
 def build(name: str, docs: np.ndarray, tree=None) -> tuple[Searcher, float]:
@@ -56,9 +33,9 @@ def build(name: str, docs: np.ndarray, tree=None) -> tuple[Searcher, float]:
     forward pass) plus filling the lists; training the tree is timed separately."""
     start = time.perf_counter()
     if name == "ehi-scan":
-        searcher = ScanIndex.build(docs, tree, route_threads=ROUTE_THREADS)
-    elif name == "ehi-torch":
-        searcher = TorchEHI(EHIIndex.build(docs, tree))
+        with torch_threads(ROUTE_THREADS):
+            leaf = tree.assign_leaves(docs)
+        searcher = ExportedIndex.from_leaves(tree, docs, leaf)
     elif name == "faiss-hnsw":
         searcher = build_searcher(name, docs, **HNSW)
     elif name in PEERS:

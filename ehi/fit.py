@@ -81,8 +81,7 @@ def fit_tree(doc_emb, query_emb=None, pairs=None, height: int = 1, branching: in
     and ``negatives`` corpus documents per pair, L_indexing at ``margin``). Bad input is a
     :class:`ehi.core.errors.UserError` naming the argument.
     """
-    from ehi.search.tree_scan import torch_threads
-    from ehi.train.label_free import train_tree, tree_shape
+    from ehi.train.label_free import torch_threads, train_tree, tree_shape
 
     doc_emb = _embeddings("doc_emb", doc_emb)
     branching = branching or tree_shape(len(doc_emb), height)[1]

@@ -43,23 +43,16 @@ def beam_grid(n_leaves: int, beams=None) -> list[int]:
     return log_grid(1, n_leaves, n_points=max(2, min(16, n_leaves)))
 
 
-def _ehi_tree(index_dir, settings: SearchConfig):
-    from ehi.search.tree_index import EHIIndex
-
-    index = EHIIndex.load(index_dir)
-    budgets = beam_grid(len(index.leaf_sizes), settings.ehi_beams)
-    return "beam", budgets, lambda q, k, b: index.search(q, b, k), {"n_leaves": len(index.leaf_sizes)}
-
-
-def _ehi_tree_pq(index_dir, settings: SearchConfig):
-    """EHI's leaves as PQ codes (the export, in memory), searched at the tree's beams."""
-    from ehi.search.exported import ExportedIndex
+def _ehi_tree(index_dir, settings: SearchConfig, pq: bool = False):
+    """EHI's index as its searcher (FAISS scanning EHI's leaves, routed by the tree), searched at
+    the tree's beams; ``pq``: the leaves as PQ codes (``tree-pq``, the ``search.pq_*`` settings)."""
     from ehi.search.faiss_pq import pq_params
     from ehi.search.tree_index import EHIIndex
 
     index = EHIIndex.load(index_dir)
-    params = pq_params(settings, index.doc_emb.shape[1])
-    searcher = ExportedIndex.build(index, pq_m=params["m"], nbits=params["nbits"], rerank=params["rerank"])
+    params = pq_params(settings, index.doc_emb.shape[1]) if pq else {}
+    searcher = index.searcher(**({"pq_m": params["m"], "nbits": params["nbits"], "rerank": params["rerank"]}
+                                 if pq else {}))
     searcher.set_threads(settings.threads)
     budgets = beam_grid(len(index.leaf_sizes), settings.ehi_beams)
     return "beam", budgets, searcher.search, {"n_leaves": len(index.leaf_sizes), **params}
@@ -87,7 +80,7 @@ def search_system(system: str, variant: str, dataset: Dataset, corpus_emb: np.nd
     queries = np.ascontiguousarray(query_emb[rows])
     k = min(settings.k, len(corpus_emb))
     if method in TREES:
-        param, budgets, search, built = (_ehi_tree if method == TREE else _ehi_tree_pq)(index_dir, settings)
+        param, budgets, search, built = _ehi_tree(index_dir, settings, pq=method != TREE)
     else:
         if ann_kind(method).tuned and settings.tune_split == split:  # tuning on the test queries
             raise ConfigError(f"search.tune_split {split!r} is the evaluated split; tune on another split")

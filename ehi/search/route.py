@@ -11,7 +11,7 @@ per level exactly as :meth:`TreeIndexer.beam_search` does.
 
 The folded weights are numpy arrays saved with safetensors (no pickle, no torch needed to read).
 Matrix products run on ``threads`` BLAS threads, one by default: routing a batch is small work, and
-a BLAS pool on a shared machine costs more than it saves (see :class:`ehi.search.tree_scan.ScanIndex`).
+a BLAS pool on a shared machine costs more than it saves (its barriers wait for descheduled threads).
 """
 
 from __future__ import annotations

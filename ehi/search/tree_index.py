@@ -1,7 +1,8 @@
 """EHI's search index: documents grouped by leaf (like IVF inverted lists) plus the learned tree.
 
 Search routes each query down the tree with beam search, scores every document of the visited
-leaves exactly (inner product) and keeps the top k. Documents are stored sorted by leaf, so a
+leaves exactly (inner product) and keeps the top k; it runs in FAISS (:meth:`EHIIndex.searcher`),
+torch only trains the tree and assigns the documents. Documents are stored sorted by leaf, so a
 leaf's documents are one contiguous slice ``offsets[leaf]:offsets[leaf + 1]`` (CSR); ``perm``
 maps a sorted position back to the corpus row. On disk: ``index.safetensors`` + ``index.json``
 next to the tree's ``indexer.safetensors`` + ``indexer.json``: no pickle, no training code.
@@ -46,6 +47,7 @@ class EHIIndex:
         self.doc_emb = torch.as_tensor(np.ascontiguousarray(doc_emb, dtype=np.float32))  # (N, d) by leaf
         self.offsets = np.asarray(offsets, dtype=np.int64)  # (L + 1,)
         self.perm = np.asarray(perm, dtype=np.int64)  # (N,) sorted position -> corpus row
+        self._searcher = None
 
     @classmethod
     def build(cls, doc_emb: np.ndarray, indexer: TreeIndexer, batch_size: int = 4096) -> "EHIIndex":
@@ -72,63 +74,26 @@ class EHIIndex:
         out[self.perm] = np.repeat(np.arange(len(self.leaf_sizes)), self.leaf_sizes)
         return out
 
-    def search(self, query_emb: np.ndarray, beam: int, k: int, batch_size: int = 256,
-               max_gather: int = 1 << 26) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Top-k documents of each query (nq, d) among the leaves its beam visits.
+    def searcher(self, **export):
+        """This index as a :class:`~ehi.search.base.Searcher`: EHI's leaves as the inverted lists of a
+        FAISS IVF index, routed by the tree (:class:`~ehi.search.exported.ExportedIndex`; ``export``:
+        its PQ and re-ranking keywords). The one search path of every EHI index: the pipeline's
+        ``ehi+tree`` / ``ehi+tree-pq``, ``ehi search``, the export and the benchmarks."""
+        from ehi.search.exported import ExportedIndex
+
+        return ExportedIndex.build(self, **export)
+
+    def search(self, query_emb: np.ndarray, beam: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Top-k documents of each query (nq, d) among the leaves its beam visits, through
+        :meth:`searcher` (built on the first call, then kept).
 
         Returns rows (nq, k) int64 corpus row positions (-1 pads queries with fewer candidates),
-        scores (nq, k) float32 (-inf where padded) and n_scored (nq,) int64, the number of documents
-        scored = the summed sizes of the visited leaves. ``max_gather`` bounds the floats gathered
-        at once (queries x candidates x dim), which bounds memory for large beams.
+        scores (nq, k) float32 exact inner products (-inf where padded) and n_scored (nq,) int64,
+        the number of documents scored = the summed sizes of the visited leaves.
         """
-        query_emb = np.asarray(query_emb, dtype=np.float32)
-        nq = len(query_emb)
-        rows = np.full((nq, k), -1, dtype=np.int64)
-        scores = np.full((nq, k), -np.inf, dtype=np.float32)
-        n_scored = np.zeros(nq, dtype=np.int64)
-        for start in range(0, nq, batch_size):
-            q = torch.as_tensor(query_emb[start : start + batch_size])
-            leaves = self.indexer.beam_search(q, beam)[0].cpu().numpy()  # (nb, beam)
-            cand, count = self._candidates(leaves)  # (nb, C), (nb,)
-            n_scored[start : start + len(q)] = count
-            step = max(1, max_gather // max(1, cand.shape[1] * self.doc_emb.shape[1]))
-            for s in range(0, len(q), step):
-                r, sc = self._score(q[s : s + step], cand[s : s + step], k)
-                rows[start + s : start + s + len(r), : r.shape[1]] = r
-                scores[start + s : start + s + len(r), : r.shape[1]] = sc
-        return rows, scores, n_scored
-
-    def _candidates(self, leaves: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Sorted positions of all documents in each query's visited leaves, padded with -1.
-
-        leaves (nb, b) -> candidates (nb, C) with C = the largest per-query count, counts (nb,).
-        Built with repeat/cumsum over (query, leaf) segments: no Python loop per query.
-        """
-        starts = self.offsets[leaves].ravel()  # (nb*b,)
-        lens = self.leaf_sizes[leaves].ravel()  # (nb*b,)
-        counts = lens.reshape(leaves.shape).sum(1)  # (nb,)
-        total = int(lens.sum())
-        seg_first = np.cumsum(lens) - lens  # flat index of each segment's first candidate
-        flat_pos = np.repeat(starts - seg_first, lens) + np.arange(total)  # (total,)
-        row_first = np.cumsum(counts) - counts
-        row = np.repeat(np.arange(len(leaves)), counts)
-        col = np.arange(total) - np.repeat(row_first, counts)
-        cand = np.full((len(leaves), max(1, int(counts.max(initial=0)))), -1, dtype=np.int64)
-        cand[row, col] = flat_pos
-        return cand, counts
-
-    def _score(self, q: torch.Tensor, cand: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Exact inner products of q (nb, d) with its candidates (nb, C); top-k rows and scores."""
-        idx = torch.as_tensor(cand)
-        emb = self.doc_emb[idx.clamp(min=0)]  # (nb, C, d)
-        # multiply-and-sum rather than bmm: each score then sums over d in one fixed order, so it
-        # does not depend on which other queries share the batch (bmm's kernel choice does)
-        s = (emb * q[:, None, :]).sum(-1)  # (nb, C)
-        s = s.masked_fill(idx < 0, float("-inf"))
-        top_s, top_i = s.topk(min(k, s.shape[1]), dim=1)  # (nb, k')
-        pos = idx.gather(1, top_i).numpy()
-        rows = np.where(pos >= 0, self.perm[np.maximum(pos, 0)], -1)
-        return rows, top_s.numpy()
+        if self._searcher is None:
+            self._searcher = self.searcher()
+        return self._searcher.search(query_emb, k, beam)
 
     def save(self, out_dir: str | os.PathLike) -> Path:
         """Write the index directory atomically (a crash leaves the old one or none)."""

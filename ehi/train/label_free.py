@@ -12,6 +12,7 @@ anchors each, on one torch thread. Documents are then assigned to leaves by one 
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import numpy as np
@@ -19,9 +20,22 @@ import torch
 
 from ehi.model.tree import TreeIndexer, TreeOutput
 from ehi.train.losses.objective import neighbour_loss
-from ehi.search.tree_scan import torch_threads
 from ehi.train.neighbours import nearest_documents
 from ehi.train.tree_fit import fit_tree
+
+
+@contextlib.contextmanager
+def torch_threads(threads: int | None):
+    """Run the block with ``threads`` torch intra-op threads (None: leave the setting alone). The
+    tree's products are small: one thread is already fast, and torch's pool can cost far more than
+    it saves when other processes share the cores (its barriers wait for descheduled threads)."""
+    before = torch.get_num_threads()
+    if threads:
+        torch.set_num_threads(int(threads))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def tree_shape(n_docs: int, height: int = 2) -> tuple[int, int]:
@@ -33,7 +47,7 @@ def train_tree(docs: np.ndarray, height: int, branching: int, steps: int = 300, 
                anchors: int = 512, k: int = 10, lr: float = 1e-2, temperature: float = 0.3,
                per_node: bool = False, seed: int = 0, threads: int | None = 1) -> tuple[TreeIndexer, dict]:
     """A trained tree over ``docs`` (N, d) and facts about its training (seconds, final loss), on
-    ``threads`` torch threads (small products: see :class:`ehi.search.tree_scan.ScanIndex` on threads)."""
+    ``threads`` torch threads (:func:`torch_threads`)."""
     with torch_threads(threads):
         return _train(docs, height, branching, steps, sample, anchors, k, lr, temperature, per_node, seed)
 

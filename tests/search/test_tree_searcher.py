@@ -57,15 +57,3 @@ def test_same_leaves_and_exact_scores_at_every_beam(height, branching, per_node)
         np.testing.assert_array_equal(n_scored, r_n)  # the same leaves: the same documents scored
         np.testing.assert_array_equal(rows, r_rows)
         np.testing.assert_allclose(scores, r_scores, rtol=0, atol=1e-6)
-
-
-@pytest.mark.parametrize("height,branching,per_node", SHAPES)
-def test_the_torch_search_returns_what_the_searcher_returns(height, branching, per_node):
-    index, _, queries = _index(height, branching, per_node)
-    searcher = ExportedIndex.build(index)
-    for beam in range(1, index.indexer.n_leaves + 1):
-        rows, scores, n_scored = index.search(queries, beam, 20)
-        s_rows, s_scores, s_n = searcher.search(queries, 20, beam)
-        np.testing.assert_array_equal(s_n, n_scored)
-        np.testing.assert_array_equal(s_rows, rows)
-        np.testing.assert_allclose(s_scores, scores, rtol=0, atol=1e-6)

@@ -13,13 +13,13 @@ from benchmarks import cli, data, search
 
 TINY = {
     "search": {"datasets": [["synthetic", 3000]], "n_queries": 60, "rounds": 1, "n_latency": 5, "tree_steps": 5,
-               "systems": ["ehi-scan", "ehi-torch", "faiss-ivf", "scann"]},
+               "systems": ["ehi-scan", "faiss-ivf", "scann"]},
     "build": {"sizes": [2000], "n_queries": 30, "repeats_small": 1, "big": 2000, "tree_steps": 5,
               "systems": ["ehi-scan", "faiss-ivf"]},
     "training": {"steps": 1, "batch_size": 4, "n_docs": 120, "n_queries": 40, "encoder": "tiny-random"},
     "stream": {"max_queries": 40, "n_docs": 200, "lengths": [4, 40]},
     "export": {"datasets": [["synthetic", 3000]], "n_queries": 60, "rounds": 1, "n_latency": 5, "tree_steps": 5,
-               "systems": ["ehi-faiss", "ehi-scan", "faiss-ivf", "ehi-pq4-rr", "faiss-ivfpq4-rr", "scann-ah"]},
+               "systems": ["ehi-faiss", "faiss-ivf", "ehi-pq4-rr", "faiss-ivfpq4-rr", "scann-ah"]},
 }
 
 
@@ -84,10 +84,6 @@ def test_export_tables_and_section(out):
     curves = read_table(out / "export_curves.parquet")
     assert set(curves.system) == set(TINY["export"]["systems"]) and (curves.tree_height == 1).all()
     assert curves.recall.between(0, 1).all() and (curves.qps > 0).all()
-    # the export and ScanIndex route with the same tree: the same recall at every beam
-    by_beam = curves[curves.system.isin(["ehi-faiss", "ehi-scan"])].pivot_table(
-        index="budget_value", columns="system", values="recall")
-    np.testing.assert_allclose(by_beam["ehi-faiss"], by_beam["ehi-scan"])
     matched = read_table(out / "export_matched.parquet")
     at = matched[(matched.matched_at == "frac_scored")].set_index(["target", "system"]).qps
     assert np.isfinite(at.xs("ehi-faiss", level="system")).any()
