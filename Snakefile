@@ -4,6 +4,8 @@ import os
 
 from snakemake.utils import min_version, validate
 
+from ehi.core.config_files import read_config_files
+from ehi.core.config_schema import validate_config
 from ehi.core.errors import exit_on_user_error
 from ehi.search.registry import check_systems, system_pattern
 from ehi.core.kernels import pin_kernels
@@ -16,9 +18,16 @@ min_version("9.0")
 
 # The embedded default, unless configs are given with --configfile: each config under config/ is
 # complete on its own (layered ones, e.g. config/ablations.yaml, extend the ones before them).
+DEFAULT_CONFIG = os.path.join(workflow.basedir, "config", "config.yaml")
+SCHEMA = os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml")
+# Every config file read again, strictly (ehi/core/config_files.py): a key given twice is refused
+# naming file and line, and a schema error names the file that set its key. Not in an instance of
+# workflow/multi.smk, whose config is one `datasets:` entry laid over these files.
+with exit_on_user_error("snakemake"):
+    CONFIG_FILES = {} if workflow.modifier.namespace else read_config_files(workflow.overwrite_configfiles or [DEFAULT_CONFIG])
 if not workflow.overwrite_configfiles:
 
-    configfile: os.path.join(workflow.basedir, "config", "config.yaml")
+    configfile: DEFAULT_CONFIG
 
 
 # Several datasets at once (`datasets:` in the config): workflow/multi.smk runs each as an instance
@@ -29,9 +38,10 @@ if config.get("datasets"):
 
 else:
 
-    validate(config, "workflow/schemas/config.schema.yaml")
-    # system names against the ANNS registry (plugins included; ehi/core/plugins.py), not a typed list
+    # the schema (one line naming the key; fills the defaults), then system names against the ANNS
+    # registry (plugins included; ehi/core/plugins.py), not a typed list
     with exit_on_user_error("snakemake"):
+        validate_config(config, SCHEMA, validate, CONFIG_FILES)
         check_systems(config["search"]["systems"], "search.systems")
         check_systems(config["ablation_systems"], "ablation_systems", encoders=("de", "ehi"))
 

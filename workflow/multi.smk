@@ -4,15 +4,17 @@
 # `<dataset>__<rule>`, its files under resources/<dataset>/, results/<dataset>/, logs/<dataset>/.
 # The instances share nothing but code. The targets below (all, data, train_all, main, tables,
 # claims) gather the same target of every dataset; `tables` adds the cross-dataset table.
+from ehi.core.errors import within
+
+
 include: "rules/targets.smk"
 include: "rules/datasets.smk"
 
 
-validate(config, "schemas/config.schema.yaml")
-
-
-DATASETS = dataset_configs(config)
-PREFIX = rule_prefixes(DATASETS)
+with exit_on_user_error("snakemake"):
+    validate_config(config, SCHEMA, validate, CONFIG_FILES)
+    DATASETS = dataset_configs(config)
+    PREFIX = rule_prefixes(DATASETS)
 
 for _name, _config in DATASETS.items():
     _prefix = PREFIX[_name]
@@ -25,7 +27,10 @@ for _name, _config in DATASETS.items():
         config:
             _config
 
-    use rule * from _name as _prefix*
+    # a refusal inside an instance (its schema, its checks) names the entry it comes from
+    with within(f"datasets entry {_name!r}"):
+
+        use rule * from _name as _prefix*
 
 
 # `snakemake tables` alone renders only the datasets whose cached results exist (as one dataset's

@@ -53,6 +53,15 @@ def one_line(err: BaseException) -> str:
     return " ".join(str(err).split()) or type(err).__name__
 
 
+class UserExit(SystemExit):
+    """The exit :func:`exit_on_user_error` makes of a user error: ``prog: error: message``, with
+    the parts kept, so that an enclosing :func:`within` can say where the error came from."""
+
+    def __init__(self, prog: str, message: str):
+        super().__init__(f"{prog}: error: {message}")
+        self.prog, self.message = prog, message
+
+
 @contextlib.contextmanager
 def exit_on_user_error(prog: str, also: tuple[type[BaseException], ...] = (), verbose: bool = False) -> Iterator[None]:
     """Turn a :class:`UserError` (or one of ``also``) raised inside into ``prog: error: message``
@@ -62,7 +71,21 @@ def exit_on_user_error(prog: str, also: tuple[type[BaseException], ...] = (), ve
     except (UserError, *also) as err:
         if verbose or debugging():
             raise
-        raise SystemExit(f"{prog}: error: {one_line(err)}") from None
+        raise UserExit(prog, one_line(err)) from None
+
+
+@contextlib.contextmanager
+def within(context: str, prog: str = "snakemake") -> Iterator[None]:
+    """Prefix every user error (or user exit) raised inside with ``context``: e.g. which entry of
+    the config's ``datasets:`` a nested workflow's refusal is about."""
+    try:
+        yield
+    except UserExit as exit_:
+        raise UserExit(exit_.prog, f"{context}: {exit_.message}") from None
+    except UserError as err:
+        if debugging():
+            raise
+        raise UserExit(prog, f"{context}: {one_line(err)}") from None
 
 
 def report_uncaught(log: logging.Logger) -> None:

@@ -28,6 +28,7 @@ from ehi.data.judgements import relevant as relevant_judgements
 from ehi.model.tree import TreeIndexer
 from ehi.model.tree_init import kmeans_init_
 from ehi.model.tree_stats import leaf_size_stats
+from ehi.search.base import at_budget
 from ehi.search.registry import build_searcher
 from ehi.train.dev_eval import ranking_metrics, tree_at_budget
 from ehi.train.tree_fit import fit_tree, pair_indexing_loss
@@ -54,7 +55,7 @@ def split_arrays(dataset: Dataset, q_emb: np.ndarray, split: str):
 
 
 def ivf_rows(doc_emb, dev_q, relevant, nlist: int, budgets=BUDGETS) -> list[dict]:
-    """FAISS-IVF (the pipeline's baseline builder) at the largest nprobe within each budget."""
+    """FAISS-IVF (the pipeline's baseline builder) at each budget (:func:`ehi.search.base.at_budget`)."""
     searcher = build_searcher("faiss-ivf", doc_emb, nlist=nlist)
     points = []
     for nprobe in range(1, nlist + 1):
@@ -62,8 +63,7 @@ def ivf_rows(doc_emb, dev_q, relevant, nlist: int, budgets=BUDGETS) -> list[dict
         points.append((float(np.mean(n_scored)) / len(doc_emb), rows))
     out = {}
     for budget in budgets:
-        within = [p for p in points if p[0] <= budget + 1e-12] or points[:1]
-        frac, rows = within[-1]
+        frac, rows = points[at_budget([p[0] for p in points], budget, cheapest_if_none=True)]
         m = ranking_metrics(np.asarray(rows), relevant)
         out.update({f"frac@{budget:g}": frac, f"ndcg@10@{budget:g}": m["ndcg@10"],
                     f"recall@100@{budget:g}": m["recall@100"]})

@@ -45,6 +45,21 @@ def log_grid(lo: int, hi: int, n_points: int = 12) -> list[int]:
     return [int(v) for v in grid]
 
 
+BUDGET_RTOL = 1e-9  # a fraction equal to the target but for float rounding is within it
+
+
+def at_budget(frac, target: float, cheapest_if_none: bool = False) -> int | None:
+    """The point a system is read at for a budget: the position of the largest mean fraction
+    scored not above ``target``; among equal fractions the last (a sweep in budget order: the
+    larger budget value). ``None`` when no point is that cheap, or with ``cheapest_if_none`` the
+    cheapest point. Every table, tuning score and dev figure "at a budget" reads its point here."""
+    frac = np.asarray(frac, dtype=np.float64)
+    within = np.flatnonzero(frac <= target * (1 + BUDGET_RTOL))
+    if len(within):
+        return int(within[np.flatnonzero(frac[within] == frac[within].max())[-1]])
+    return int(np.argmin(frac)) if cheapest_if_none and len(frac) else None
+
+
 def pad_results(rows: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Widen (nq, k') results to (nq, k) with -1 / -inf and normalise dtypes and padding."""
     rows = np.asarray(rows, dtype=np.int64)

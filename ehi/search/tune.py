@@ -15,7 +15,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from ehi.search.base import as_matrix
+from ehi.search.base import as_matrix, at_budget
 from ehi.search.faiss_ann import FlatSearcher
 from ehi.search.registry import ann_kind, build_searcher
 
@@ -41,13 +41,10 @@ def neighbor_recall(rows: np.ndarray, truth: np.ndarray) -> np.ndarray:
 
 
 def score_curve(frac: np.ndarray, recall: np.ndarray, targets=TUNE_TARGETS) -> float:
-    """Mean over targets of the recall at the largest fraction not above the target (0 if none)."""
-    frac, recall = np.asarray(frac), np.asarray(recall)
-    values = []
-    for t in targets:
-        ok = np.flatnonzero(frac <= t + 1e-12)
-        values.append(recall[ok[np.argmax(frac[ok])]] if len(ok) else 0.0)
-    return float(np.mean(values))
+    """Mean over targets of the recall at the target (:func:`~ehi.search.base.at_budget`; 0 if no point is that cheap)."""
+    recall = np.asarray(recall)
+    at = [at_budget(frac, t) for t in targets]
+    return float(np.mean([0.0 if i is None else recall[i] for i in at]))
 
 
 def tune_on_dev(

@@ -37,6 +37,14 @@ class TrainData:
     # train.freeze_layers: the frozen layers' outputs of every text (ehi.model.layer_cache), or None
     doc_layers: LayerCache | None = None
     query_layers: LayerCache | None = None
+    grades: list[np.ndarray] | None = None  # per query row: the relevance of each of ``relevant``
+
+    @property
+    def graded(self) -> list:
+        """Each query's judged rows with their grades, ``{row: grade}`` (grade 1 where none were
+        read): what the dev metrics score, as the evaluation does."""
+        grades = self.grades or [np.ones(len(r), dtype=np.int64) for r in self.relevant]
+        return [dict(zip(r.tolist(), g.tolist())) for r, g in zip(self.relevant, grades)]
 
     def cache_frozen_layers(self, encoder: Encoder, k: int, root: Path, dtype: str, batch_size: int) -> None:
         """Freeze the encoder's bottom ``k`` layers and cache their outputs for every text."""
@@ -60,10 +68,13 @@ class TrainData:
             raise DataError(f"split {split!r} of {dataset.name!r} has no judged (query, positive) pairs")
         order = np.lexsort((pair_d, pair_q))
         pair_q, pair_d = pair_q[order], pair_d[order]
+        grade = qrels.relevance.to_numpy(dtype=np.int64)[order]
         bounds = np.searchsorted(pair_q, np.arange(len(queries) + 1))
         relevant = [pair_d[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        grades = [grade[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
         return cls(corpus_texts(dataset.corpus), queries.query_id.astype(str).tolist(),
-                   queries.text.astype(str).tolist(), pair_q.astype(np.int64), pair_d.astype(np.int64), relevant)
+                   queries.text.astype(str).tolist(), pair_q.astype(np.int64), pair_d.astype(np.int64), relevant,
+                   grades=grades)
 
 
 def refresh_cache(data: TrainData, encoder: Encoder, indexer: TreeIndexer | None, cfg: TrainConfig) -> dict:

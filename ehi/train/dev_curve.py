@@ -23,22 +23,10 @@ import torch
 from ehi.model.tree import TreeIndexer
 from ehi.model.tree_init import kmeans_init_
 from ehi.model.tree_stats import leaf_size_stats, leaf_sizes
-from ehi.train.dev_eval import ranking_metrics, top_rows
+from ehi.search.base import at_budget
+from ehi.train.dev_eval import beam_points, ranking_metrics, top_rows
 
 AUC_BUDGETS = (0.01, 0.02, 0.05, 0.1)
-
-
-def beam_points(tree: TreeIndexer, q: torch.Tensor, sizes: np.ndarray, n_docs: int, top: float) -> list:
-    """(measured fraction, beam, leaves (n, beam)) for beams 1, 2, ... until the fraction passes
-    twice ``top`` (fractions grow near-monotonically with the beam, never exactly)."""
-    points = []
-    for beam in range(1, tree.n_leaves + 1):
-        leaves = tree.beam_search(q, beam)[0].cpu().numpy()  # (n, beam)
-        frac = float(sizes[leaves].sum(1).mean() / n_docs)
-        points.append((frac, beam, leaves))
-        if frac > 2 * top:
-            break
-    return points
 
 
 @torch.no_grad()
@@ -52,12 +40,12 @@ def tree_curve(tree: TreeIndexer, q_emb: np.ndarray, doc_emb: np.ndarray, doc_le
     scores = q_emb @ doc_emb.T  # (n, N)
     out, values = {}, []
     for b in budgets:
-        within = [p for p in points if p[0] <= b + 1e-12]
-        if not within:
+        at = at_budget([p[0] for p in points], b)
+        if at is None:
             out.update({f"{prefix}_ndcg@10@{b:g}": 0.0, f"{prefix}_frac@{b:g}": float("nan")})
             values.append(0.0)
             continue
-        frac, _, leaves = max(within, key=lambda p: (p[0], -p[1]))  # largest measured fraction, then smaller beam
+        frac, _, leaves = points[at]
         visited = np.stack([np.isin(doc_leaf, row) for row in leaves])
         ndcg = ranking_metrics(top_rows(np.where(visited, scores, -np.inf)), relevant)["ndcg@10"]
         out.update({f"{prefix}_ndcg@10@{b:g}": ndcg, f"{prefix}_frac@{b:g}": frac})

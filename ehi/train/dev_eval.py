@@ -4,11 +4,10 @@ What ``train.dev_eval`` logs and ``train.select: dev`` selects on. It reads the 
 loop computes at every epoch end anyway, plus one encoding of the dev queries, so an epoch's dev
 figures cost one small encoding pass and a few matrix products.
 
-Metrics follow trec_eval on binary relevance (relevance > 0): nDCG@10 with log2 discounts and
-Recall@100 over the judged relevant documents; the reported numbers of ``ehi.evaluate`` (ranx) use
-the graded judgements, so on graded collections these are a selection signal, not the report.
-The tree is read like the KMR tables: at the largest beam whose *measured* mean fraction of
-documents scored is at most ``fraction`` (beam leaf sets are not nested, so every beam is tried).
+Metrics are the evaluation's own (ranx: nDCG@10 with graded gains and log2 discounts, Recall@100
+over the relevant documents), on the grades the queries are given (:attr:`TrainData.graded`).
+The tree is read like the KMR tables (:func:`ehi.search.base.at_budget`): at the beam of the largest
+*measured* mean fraction of documents scored not above ``fraction``.
 """
 
 from __future__ import annotations
@@ -17,20 +16,18 @@ import numpy as np
 import torch
 
 from ehi.model.tree import TreeIndexer
+from ehi.search.base import at_budget
 
 TOP = 100  # ranks kept per query: enough for Recall@100
 
 
-def ranking_metrics(ranked: np.ndarray, relevant: list[np.ndarray]) -> dict[str, float]:
-    """nDCG@10 and Recall@100 of ranked doc rows (n, >=100; -1 = no document) on binary labels."""
-    discounts = 1.0 / np.log2(np.arange(2, 12))
-    ndcg, recall = np.zeros(len(ranked)), np.zeros(len(ranked))
-    for i, (row, rel) in enumerate(zip(ranked, relevant)):
-        hit = np.isin(row, rel) & (row >= 0)
-        ideal = discounts[: min(len(rel), 10)].sum()
-        ndcg[i] = (hit[:10] * discounts[: len(hit[:10])]).sum() / ideal if ideal else 0.0
-        recall[i] = hit[:TOP].sum() / len(rel) if len(rel) else 0.0
-    return {"ndcg@10": float(ndcg.mean()), "recall@100": float(recall.mean())}
+def ranking_metrics(ranked: np.ndarray, relevant) -> dict[str, float]:
+    """nDCG@10 and Recall@100 of ranked doc rows (n, >=100; -1 = no document): the evaluation's
+    own (ranx) metrics (:func:`ehi.evaluate.metrics.ranked_rows_metrics`); ``relevant`` per query,
+    relevant rows or ``{row: grade}``."""
+    from ehi.evaluate.metrics import ranked_rows_metrics
+
+    return ranked_rows_metrics(ranked, relevant, ("ndcg@10", "recall@100"))
 
 
 def top_rows(scores: np.ndarray, k: int = TOP) -> np.ndarray:
@@ -43,26 +40,31 @@ def top_rows(scores: np.ndarray, k: int = TOP) -> np.ndarray:
     return np.pad(rows, ((0, 0), (0, k - k_eff)), constant_values=-1)
 
 
-def tree_at_budget(tree: TreeIndexer, q_emb: np.ndarray, doc_emb: np.ndarray, doc_leaf: np.ndarray,
-                   fraction: float = 0.1) -> tuple[np.ndarray, int, float]:
-    """Beam-search ranking at the largest beam scoring at most ``fraction`` of the documents on
-    average (the smallest beam when none does) -> ranked rows (n, 100), beam, measured fraction."""
-    sizes = np.bincount(doc_leaf, minlength=tree.n_leaves)
-    q = torch.from_numpy(np.ascontiguousarray(q_emb, dtype=np.float32))
-    best = first = None
+def beam_points(tree: TreeIndexer, q: torch.Tensor, sizes: np.ndarray, n_docs: int, top: float) -> list:
+    """(measured fraction, beam, leaves (n, beam)) for beams 1, 2, ... until the fraction passes
+    twice ``top`` (fractions grow near-monotonically with the beam, never exactly)."""
+    points = []
     for beam in range(1, tree.n_leaves + 1):
         leaves = tree.beam_search(q, beam)[0].cpu().numpy()  # (n, beam)
-        frac = float(sizes[leaves].sum(1).mean() / len(doc_emb))
-        first = first or (leaves, beam, frac)
-        if frac <= fraction + 1e-12:
-            best = (leaves, beam, frac)
-        elif frac > 2 * fraction:  # budgets grow near-monotonically: wider beams cannot come back under
+        frac = float(sizes[leaves].sum(1).mean() / n_docs)
+        points.append((frac, beam, leaves))
+        if frac > 2 * top:
             break
-    leaves, beam, frac = best or first
+    return points
+
+
+@torch.no_grad()
+def tree_at_budget(tree: TreeIndexer, q_emb: np.ndarray, doc_emb: np.ndarray, doc_leaf: np.ndarray,
+                   fraction: float = 0.1) -> tuple[np.ndarray, int, float]:
+    """Beam-search ranking at the budget ``fraction`` (:func:`ehi.search.base.at_budget` over the
+    measured beams; the cheapest beam when none is that cheap) -> ranked rows (n, 100), beam,
+    measured fraction."""
+    sizes = np.bincount(doc_leaf, minlength=tree.n_leaves)
+    q = torch.from_numpy(np.ascontiguousarray(q_emb, dtype=np.float32))
+    points = beam_points(tree, q, sizes, len(doc_emb), fraction)
+    frac, beam, leaves = points[at_budget([p[0] for p in points], fraction, cheapest_if_none=True)]
     scores = q_emb @ doc_emb.T  # (n, N)
-    visited = np.zeros_like(scores, dtype=bool)
-    for i, row in enumerate(leaves):
-        visited[i] = np.isin(doc_leaf, row)
+    visited = np.stack([np.isin(doc_leaf, row) for row in leaves])
     return top_rows(np.where(visited, scores, -np.inf)), beam, frac
 
 

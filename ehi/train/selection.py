@@ -60,10 +60,10 @@ class DevSelection:
 
     def evaluate(self, encoder: Encoder, indexer: TreeIndexer | None, fresh: dict) -> dict:
         q = encoder.encode(self.dev.query_texts, self.cfg.encode_batch_size)
-        out = dev_metrics(q, fresh["doc_emb"], self.dev.relevant, indexer, fresh.get("doc_leaf"), self.cfg.dev_budget)
+        out = dev_metrics(q, fresh["doc_emb"], self.dev.graded, indexer, fresh.get("doc_leaf"), self.cfg.dev_budget)
         self.candidate = None
         if indexer is not None and self.cfg.dev_curve:
-            curve, self.candidate = floor_candidates(indexer, q, fresh["doc_emb"], fresh["doc_leaf"], self.dev.relevant,
+            curve, self.candidate = floor_candidates(indexer, q, fresh["doc_emb"], fresh["doc_leaf"], self.dev.graded,
                                                      self.cfg.seed, self.cfg.floor)
             out.update(curve)
         return out

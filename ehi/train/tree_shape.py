@@ -26,7 +26,9 @@ import torch
 from ehi.data.judgements import relevant
 from ehi.model.tree_stats import UNBALANCED_MAX_OVER_MEAN, leaf_health, leaf_size_stats, leaf_sizes
 from ehi.model.tree import TreeIndexer
+from ehi.search.base import at_budget
 from ehi.train import tree_fit
+from ehi.train.dev_eval import beam_points
 from ehi.train.tree_fit import pair_indexing_loss
 
 
@@ -52,22 +54,18 @@ def fit_tree(doc_emb: np.ndarray, q_emb: np.ndarray, pairs: tuple[np.ndarray, np
 
 @torch.no_grad()
 def dev_routing(tree: TreeIndexer, doc_emb: np.ndarray, q_emb: np.ndarray, pairs, fraction: float) -> dict:
-    """Routing quality of ``tree`` on the dev pairs at the largest beam whose visited leaves hold
-    at most ``fraction`` of the corpus on average (the KMR budget, from the real leaf sizes)."""
+    """Routing quality of ``tree`` on the dev pairs at the budget ``fraction`` (the KMR tables' rule,
+    :func:`ehi.search.base.at_budget`, on the real leaf sizes; the cheapest beam when none fits)."""
     doc_leaf = tree.assign_leaves(doc_emb)
     sizes = leaf_sizes(doc_leaf, tree.n_leaves)
     pq, pd_ = pairs
     queries = np.unique(pq)
     where = pd.Series(np.arange(len(queries)), index=queries).loc[pq].to_numpy()
     q = torch.from_numpy(q_emb[queries]).float()
-    best = None
-    for beam in range(1, tree.n_leaves + 1):
-        leaves = tree.beam_search(q, beam)[0].numpy()  # (Q, beam)
-        frac_scored = sizes[leaves].sum(axis=1).mean() / len(doc_emb)
-        if frac_scored > fraction + 1e-9 and best is not None:
-            break
-        hit = (leaves[where] == doc_leaf[pd_][:, None]).any(axis=1)
-        best = {"beam": beam, "dev_pos_in_beam": float(hit.mean()), "dev_frac_scored": float(frac_scored)}
+    points = beam_points(tree, q, sizes, len(doc_emb), fraction)
+    frac_scored, beam, leaves = points[at_budget([p[0] for p in points], fraction, cheapest_if_none=True)]
+    hit = (leaves[where] == doc_leaf[pd_][:, None]).any(axis=1)
+    best = {"beam": beam, "dev_pos_in_beam": float(hit.mean()), "dev_frac_scored": float(frac_scored)}
     stats = leaf_size_stats(sizes)
     return {**best, "leaf_max_over_mean": stats["leaf_max_over_mean"], "empty_leaves": stats["leaf_empty"],
             "leaf_status": leaf_health(sizes)[0]}

@@ -3,6 +3,8 @@
 import copy
 import re
 
+from ehi.core.errors import ConfigError
+
 
 def merged(base, override):
     """``base`` with ``override`` laid over it, key by key inside nested blocks."""
@@ -20,7 +22,7 @@ def dataset_configs(config):
     for name, override in config["datasets"].items():
         given = override.get("dataset", {}).get("name", name)
         if given != name:
-            raise ValueError(f"config datasets.{name}.dataset.name is {given!r}; leave it out or make it {name!r}")
+            raise ConfigError(f"config datasets.{name}.dataset.name is {given!r}; leave it out or make it {name!r}")
         out[name] = merged(shared, merged(override, {"dataset": {"name": name}}))
     return out
 
@@ -29,7 +31,7 @@ def rule_prefixes(names):
     """{dataset: prefix of its rule names}; rule names are identifiers, so other characters become _."""
     prefixes = {name: re.sub(r"\W", "_", name) + "__" for name in names}
     if len(set(prefixes.values())) < len(prefixes):
-        raise ValueError(f"config datasets: names {sorted(names)} clash once made rule names {sorted(prefixes.values())}")
+        raise ConfigError(f"config datasets: names {sorted(names)} clash once made rule names {sorted(prefixes.values())}")
     return prefixes
 
 
