@@ -24,6 +24,8 @@ import importlib.metadata
 import logging
 import os
 
+from ehi.core.errors import DEBUG_ENV, UserError, debugging, one_line
+
 log = logging.getLogger(__name__)
 
 GROUP = "ehi.plugins"
@@ -44,11 +46,36 @@ def plugin_modules() -> list[str]:
     return list(dict.fromkeys(names))
 
 
+class PluginError(UserError):
+    """A plugin module that cannot be imported, or fails while registering what it adds."""
+
+
+def _origin(name: str) -> str:
+    """Where plugin module ``name`` was named: the variable, or the entry point's distribution."""
+    if name in (n.strip() for n in os.environ.get(ENV, "").split(",")):
+        return f"{ENV}={os.environ.get(ENV)!r}"
+    return f"the {GROUP!r} entry point of an installed distribution"
+
+
+def _import(name: str) -> None:
+    try:
+        importlib.import_module(name)
+    except Exception as err:  # noqa: BLE001 -- anything a plugin raises is its fault, not the pipeline's
+        if debugging():
+            raise
+        if isinstance(err, ModuleNotFoundError) and err.name == name.split(".")[0]:
+            why = f"no module {err.name!r} on sys.path (add its folder to PYTHONPATH)"
+        else:
+            why = f"importing it raised {type(err).__name__}: {one_line(err)} ({DEBUG_ENV}=1 shows the traceback)"
+        raise PluginError(f"ehi plugin module {name!r}, named by {_origin(name)}: {why}") from None
+
+
 def load_plugins() -> list[str]:
-    """Import every plugin module not imported yet (cheap when there is none); returns them all."""
+    """Import every plugin module not imported yet (cheap when there is none); returns them all.
+    A module that fails is a :class:`PluginError` naming it and where it was named."""
     for name in plugin_modules():
         if name not in _loaded:
             _loaded.append(name)  # first: a plugin that reads a registry must not re-enter here
-            importlib.import_module(name)
+            _import(name)
             log.info("loaded ehi plugin %s", name)
     return list(_loaded)

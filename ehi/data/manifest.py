@@ -79,6 +79,36 @@ def _changed(path: Path, record: dict) -> str | None:
     return None if digest == record["sha256"] else f"sha256 {digest[:12]}..., manifest says {record['sha256'][:12]}..."
 
 
+RECORD_KEYS = {"sha256": str, "bytes": int, "mtime_ns": int}  # a file record, as file_record writes it
+
+
+def _check_structure(manifest: dict, path: Path) -> None:
+    """A manifest not laid out as ``build_manifest`` writes it (edited, truncated, another tool's)
+    is refused naming the file and the first entry that is wrong; deleting it prepares again."""
+    def refuse(what: str):
+        raise DataError(f"{path}: {what}, not a manifest prepare_data wrote; delete {path} so that the "
+                        "next run prepares the dataset again")
+
+    for key in ("source_files", "tables"):
+        records = manifest.get(key)
+        if not isinstance(records, dict):
+            refuse(f"{key!r} is {'missing' if records is None else 'a ' + type(records).__name__}, not a mapping of file records")
+        for name, record in records.items():
+            if not isinstance(record, dict):
+                refuse(f"{key}[{name!r}] is a {type(record).__name__}, not a file record")
+            for field, kind in RECORD_KEYS.items():
+                if not isinstance(record.get(field), kind) or isinstance(record.get(field), bool):
+                    refuse(f"{key}[{name!r}].{field} is {'missing' if field not in record else repr(record[field])[:40]}")
+    counts = manifest.get("queries_per_split")
+    if not isinstance(counts, dict) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0
+                                               for n in counts.values()):
+        refuse("'queries_per_split' is not a mapping of split to a count of queries")
+    if not isinstance(manifest.get("config"), dict):
+        refuse("'config' is not the mapping of the dataset config")
+    if set(manifest["tables"]) != set(TABLES):
+        refuse(f"'tables' lists {sorted(manifest['tables'])}, not the prepared tables {list(TABLES)}")
+
+
 def check_manifest(data_dir: str | os.PathLike) -> dict | None:
     """Raise :class:`DataError` naming each source file or prepared table that changed since
     ``prepare_data`` wrote the manifest; return the manifest (None when there is none yet)."""
@@ -86,6 +116,7 @@ def check_manifest(data_dir: str | os.PathLike) -> dict | None:
     if not path.exists():
         return None
     manifest = read_json_object(path, DataError)
+    _check_structure(manifest, path)
     problems = []
     for name, record in manifest["source_files"].items():
         if (why := _changed(Path(name), record)) is not None:

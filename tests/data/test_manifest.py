@@ -55,3 +55,47 @@ def test_manifest_touched_but_identical_file_passes_and_edited_table_fails(prepa
     (source / "queries.jsonl").unlink()
     with pytest.raises(DataError, match=r"queries.jsonl: missing"):
         check_manifest(data)
+
+
+def _broken(manifest: dict, case: str):
+    """The manifest with one structural fault (an edit, a truncation, another tool's file)."""
+    broken = json.loads(json.dumps(manifest))
+    table = next(iter(broken["tables"]))
+    if case == "no source_files":
+        del broken["source_files"]
+    elif case == "source_files a list":
+        broken["source_files"] = list(broken["source_files"])
+    elif case == "a record a number":
+        broken["tables"][table] = 5
+    elif case == "a record without bytes":
+        del broken["tables"][table]["bytes"]
+    elif case == "a table missing":
+        del broken["tables"][table]
+    elif case == "queries_per_split a list":
+        broken["queries_per_split"] = [1, 2]
+    elif case == "config a string":
+        broken["config"] = "beir"
+    return broken
+
+
+BROKEN = ["no source_files", "source_files a list", "a record a number", "a record without bytes", "a table missing",
+          "queries_per_split a list", "config a string"]
+
+
+@pytest.mark.parametrize("case", BROKEN)
+def test_a_structurally_broken_manifest_is_one_line_naming_the_file(prepared, case):
+    _, data = prepared
+    path = data / "manifest.json"
+    path.write_text(json.dumps(_broken(json.loads(path.read_text()), case)))
+    with pytest.raises(DataError) as exc:
+        check_manifest(data)
+    message = str(exc.value)
+    assert message.startswith(f"{path}: ") and "\n" not in message and f"delete {path}" in message
+
+
+@pytest.mark.parametrize("text", ["[]", "{", "7"])
+def test_a_manifest_that_is_no_json_object_is_named(prepared, text):
+    _, data = prepared
+    (data / "manifest.json").write_text(text)
+    with pytest.raises(DataError, match=rf"^{data / 'manifest.json'}: "):
+        check_manifest(data)

@@ -29,9 +29,9 @@ DATA_MANIFEST = f"{DATA_DIR}/manifest.json"
 # schema cannot check (keys against each other and against the data), and a dataset whose source
 # copy or prepared tables changed since preparation (ehi/data/manifest.py)
 with exit_on_user_error("snakemake"):
+    check_manifest(DATA_DIR)  # first: check_config reads the prepared dataset's size and splits from it
     check_config(config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"), DATA_DIR,
                  metric_families())
-    check_manifest(DATA_DIR)
 # The conda environment every rule runs in (pip users already have it through pyproject.toml).
 ENV = "../envs/ehi.yaml"
 
