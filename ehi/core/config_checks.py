@@ -104,6 +104,10 @@ def check_tree(config: dict, where: str, train: dict, n_docs: int | None) -> Non
     if not _trains_ehi(config, where):
         return
     height, branching = train["height"], train["branching"]
+    if branching == "auto":  # chosen on dev by rule dev_leaf_count, for a one-level tree
+        if height != 1:
+            raise ConfigError(f"config {where}.branching=auto chooses a one-level tree's leaf count; set {where}.height=1")
+        return
     n_leaves = branching**height
     shape = f"{where}.height={height}, {where}.branching={branching}: {n_leaves} leaves"
     if n_docs is not None and n_leaves > n_docs:

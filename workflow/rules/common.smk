@@ -21,6 +21,7 @@ DS = config["dataset"]["name"]
 R = f"resources/{DS}"  # heavy artefacts (git-ignored)
 RES = f"results/{DS}"  # small cached results (committed)
 DATA_DIR = f"{R}/data"
+LEAF_COUNT = f"{RES}/dev_leaf_count.json"  # train.branching: auto (rule dev_leaf_count)
 DATA_FILES = expand(f"{DATA_DIR}/{{kind}}.parquet", kind=["corpus", "queries", "qrels"])
 # requested by the named targets (not by each rule, whose recorded inputs would change): deleting
 # it, as a changed-data error advises, prepares the dataset again and reruns everything after it
@@ -73,7 +74,14 @@ def train_params(variant, model):
     params = {**config["train"], **variant_overrides(variant), "max_length": config["encoder"]["max_length"]}
     params.pop("seeds", None)
     params["use_tree"] = model == "ehi"
+    if params["branching"] == "auto":  # the training reads rule dev_leaf_count's choice from there
+        params["branching"] = f"auto:{LEAF_COUNT}"
     return canonical(params)
+
+
+def leaf_count_input(wildcards):
+    """The dev leaf-count choice a training reads where its branching is auto (else nothing)."""
+    return [LEAF_COUNT] if str(train_params(wildcards.variant, "ehi")["branching"]).startswith("auto:") else []
 
 
 def evaluation_settings(*keys):

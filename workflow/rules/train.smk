@@ -21,6 +21,7 @@ TRAIN_SCRIPT = shlex.quote(os.path.join(workflow.basedir, "workflow", "scripts",
 rule train_ehi:
     input:
         data=DATA_FILES,
+        leaf_count=leaf_count_input,
     output:
         encoder=directory(f"{R}/{{variant}}/ehi/train/encoder"),
         indexer=f"{R}/{{variant}}/ehi/train/indexer.safetensors",
@@ -49,6 +50,8 @@ rule train_ehi:
 
 
 use rule train_ehi as train_de with:
+    input:
+        data=DATA_FILES,
     output:
         encoder=directory(f"{R}/{{variant}}/de/train/encoder"),
         log_table=f"{RES}/{{variant}}/train_log/de.parquet",

@@ -21,3 +21,28 @@ rule dev_tree_shape:
         ENV
     script:
         "../scripts/dev_tree_shape.py"
+
+
+# train.branching: auto reads this: the leaf count chosen on the dev split (ehi.train.leaf_count),
+# from IVF's nlist grid (search.ivf_nlist or around sqrt(N)), grown while its top wins.
+rule dev_leaf_count:
+    input:
+        data=DATA_FILES,
+        corpus=f"{R}/main/pre/emb/corpus.npy",
+        queries=f"{R}/main/pre/emb/queries.npy",
+    output:
+        choice=LEAF_COUNT,
+        table=f"{RES}/dev_leaf_count.parquet",
+        md=f"results/tables/{DS}_dev_leaf_count.md",
+    params:
+        data_dir=data_dir,
+        ivf_nlist=config["search"]["ivf_nlist"],
+    log:
+        f"logs/{DS}/dev_leaf_count.log",
+    benchmark:
+        f"{RES}/benchmarks/dev_leaf_count.tsv"
+    threads: 1
+    conda:
+        ENV
+    script:
+        "../scripts/dev_leaf_count.py"

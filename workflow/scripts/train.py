@@ -12,6 +12,7 @@ param. The file also still runs as a Snakemake ``script:`` (rule files of older 
 
 import argparse
 import ast
+import json
 import logging
 import os
 import shutil
@@ -45,7 +46,10 @@ def main(args: argparse.Namespace, configure_logging: bool = True) -> None:
     from ehi.train.config import TrainConfig
     from ehi.train.loop import train
 
-    cfg = TrainConfig.from_dict(dict(args.train))
+    settings = dict(args.train)
+    if str(settings.get("branching")).startswith("auto:"):  # "auto:<rule dev_leaf_count's JSON>"
+        settings["branching"] = int(json.loads(Path(settings["branching"][5:]).read_text())["branching"])
+    cfg = TrainConfig.from_dict(settings)
     ctx = init_from_env(cfg.device)
     if configure_logging:  # stderr, which the rule sends to its log file; other ranks: warnings only
         logging.basicConfig(level=logging.INFO if ctx.is_main else logging.WARNING, force=True,

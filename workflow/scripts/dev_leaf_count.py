@@ -1,0 +1,31 @@
+"""Rule dev_leaf_count: the tree's leaf count chosen on the dev split (ehi.train.leaf_count) -> JSON, Parquet, Markdown."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir)))  # noqa: F821 (snakemake is injected)
+from _common import setup  # noqa: E402
+
+import pyarrow as pa  # noqa: E402
+
+from ehi.core.io import atomic_path, write_json, write_parquet  # noqa: E402
+from ehi.data.dataset import Dataset  # noqa: E402
+from ehi.evaluate.tree_recipe import split_arrays  # noqa: E402
+from ehi.model.embed import load_array  # noqa: E402
+from ehi.search.tune import default_grid  # noqa: E402
+from ehi.train.leaf_count import choose_leaf_count, summary_markdown  # noqa: E402
+
+log = setup(snakemake)  # noqa: F821
+inp, out, params = snakemake.input, snakemake.output, snakemake.params  # noqa: F821
+dataset = Dataset.read(params.data_dir)
+doc_emb = load_array(inp.corpus)
+dev_q, dev_rel, _, _ = split_arrays(dataset, load_array(inp.queries), "dev")
+if not len(dev_q):
+    raise SystemExit(f"dataset {dataset.name!r} has no judged dev queries: branching auto needs a dev split")
+grid = params.ivf_nlist or [g["nlist"] for g in default_grid("faiss-ivf", len(doc_emb))]
+chosen, table = choose_leaf_count(doc_emb, dev_q, dev_rel, grid)
+write_parquet(pa.Table.from_pandas(table, preserve_index=False), out.table, {"kind": "dev_leaf_count", "grid": grid})
+with atomic_path(out.md) as tmp:
+    tmp.write_text(summary_markdown(table, chosen, len(doc_emb)))
+write_json({"branching": chosen, "grid": sorted(set(int(x) for x in table.leaves)), "dev_queries": len(dev_q)}, out.choice)
+log.info("leaf count chosen on dev: %d (grid %s)", chosen, sorted(set(table.leaves)))
