@@ -1,0 +1,44 @@
+"""The trained-index benchmark end to end on a toy run's artefacts: tables, ratios, the figure.
+Never a timing threshold: only the shape and sanity of the output count."""
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ehi.model.tree import TreeIndexer
+from ehi.search.tree_index import EHIIndex
+
+from benchmarks import trained
+
+
+def _artefacts(root, dataset, dim=16):
+    """What a pipeline run leaves in resources/<ds>: data, DE and EHI embeddings, EHI indexes."""
+    rng = np.random.default_rng(0)
+    dataset.write(root / "data")
+    for run in ("main/de", "main/ehi", "indexer_init~kmeans/ehi"):
+        docs = rng.standard_normal((len(dataset.corpus), dim)).astype(np.float32)
+        docs /= np.linalg.norm(docs, axis=1, keepdims=True)
+        queries = rng.standard_normal((len(dataset.queries), dim)).astype(np.float32)
+        (root / run / "emb").mkdir(parents=True)
+        np.save(root / run / "emb" / "corpus.npy", docs)
+        np.save(root / run / "emb" / "queries.npy", queries)
+        if run.endswith("ehi"):
+            torch.manual_seed(0)
+            EHIIndex.build(docs, TreeIndexer(dim, 2, 3).standardize_(docs)).save(root / run / "index")
+
+
+def test_every_system_swept_timed_and_matched(tmp_path, tiny_dataset):
+    _artefacts(tmp_path / "res", tiny_dataset)
+    trained.main([str(tmp_path / "res"), str(tmp_path / "out"), "--rounds", "1", "--n-latency", "3"])
+    curves = pd.read_parquet(tmp_path / "out" / "trained_curves.parquet")
+    assert set(curves.system) == set(trained.TREES) | set(trained.PEERS)
+    assert curves[["ndcg@10", "recall@100", "exact_recall@100", "frac_scored"]].stack().between(0, 1).all()
+    assert (curves.qps > 0).all() and (curves.p99_ms >= curves.p50_ms).all()
+    full = curves[curves.system == "ehi+tree"].sort_values("budget_value").iloc[-1]
+    assert full.frac_scored == 1.0 and full["exact_recall@100"] == 1.0  # every leaf = exact search
+    table = pd.read_parquet(tmp_path / "out" / "trained_matched.parquet")
+    assert {("ehi+tree", "de+faiss-hnsw"), ("ehi+tree-pq", "de+faiss-ivfpq")} <= set(zip(table.ehi, table.peer))
+    assert not (table.ehi.eq("ehi+tree") & table.peer.eq("de+faiss-ivfpq")).any()
+    assert np.isfinite(table.qps_ratio).all() and (table.qps_ratio > 0).all()
+    assert (tmp_path / "out" / "trained_pareto.png").stat().st_size > 0
+    assert "de+faiss-hnsw" in (tmp_path / "out" / "trained.md").read_text()
