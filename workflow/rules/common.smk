@@ -5,7 +5,8 @@ import pandas as pd
 from snakemake.utils import Paramspace
 
 from ehi.core.versions import STAGES, upstream_versions
-from ehi.core.config_checks import check_config
+from ehi.core.config_checks import check_config, known_corpus_size
+from ehi.core.config_values import check_values
 from ehi.evaluate.metric_registry import families as metric_families
 from ehi.core.errors import exit_on_user_error
 from ehi.data.manifest import check_manifest
@@ -33,6 +34,8 @@ with exit_on_user_error("snakemake"):
     check_manifest(DATA_DIR)  # first: check_config reads the prepared dataset's size and splits from it
     check_config(config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"), DATA_DIR,
                  metric_families())
+    # values against facts the schema cannot see: the encoder, its dimension, the corpus size
+    check_values(config, lambda system: rule_settings(config["search"], system), known_corpus_size(config["dataset"], DATA_DIR))
 # The conda environment every rule runs in (pip users already have it through pyproject.toml).
 ENV = "../envs/ehi.yaml"
 
