@@ -24,7 +24,7 @@ def merged(base: dict, override: dict) -> dict:
     return out
 
 
-def config(override: dict | None = None, base: str = "test.yaml") -> dict:
+def config(override: dict | None = None, base: str = "test/test.yaml") -> dict:
     cfg = merged(yaml.safe_load((REPO / "config" / base).read_text()), override or {})
     validate(cfg, str(SCHEMA))  # fills the defaults, as the Snakefile does
     return cfg
@@ -36,7 +36,7 @@ def refused(cfg: dict, data_dir=None) -> str:
     return str(exc.value)
 
 
-@pytest.mark.parametrize("name", ["config.yaml", "test.yaml", "scifact.yaml", "dexml.yaml", "paper/scifact.yaml",
+@pytest.mark.parametrize("name", ["config.yaml", "test/test.yaml", "scifact.yaml", "dexml.yaml", "paper/scifact.yaml",
                                   "paper/fiqa.yaml", "paper/nq320k.yaml"])
 def test_every_shipped_config_passes(name):
     check_config(config(base=name), SCHEMA)

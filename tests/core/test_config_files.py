@@ -15,7 +15,7 @@ from ehi.core.errors import ConfigError
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = REPO / "workflow" / "schemas" / "config.schema.yaml"
 SCHEMA = yaml.safe_load(SCHEMA_PATH.read_text())
-TEST_CONFIG = yaml.safe_load((REPO / "config" / "test.yaml").read_text())
+TEST_CONFIG = yaml.safe_load((REPO / "config" / "test" / "test.yaml").read_text())
 
 
 def refused_file(tmp_path, text: str) -> str:

@@ -70,7 +70,7 @@ def test_query_split_fractions_must_sum_to_one():
     check_query_split({"query_split": None})
 
 
-@pytest.mark.parametrize("name", ["config.yaml", "test.yaml", "scifact.yaml", "dexml.yaml", "paper/scifact.yaml",
+@pytest.mark.parametrize("name", ["config.yaml", "test/test.yaml", "scifact.yaml", "dexml.yaml", "paper/scifact.yaml",
                                   "paper/nq320k.yaml"])
 def test_every_shipped_config_passes(name):
     cfg = config(base=name)

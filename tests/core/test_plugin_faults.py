@@ -58,7 +58,7 @@ def test_a_dry_run_with_a_missing_plugin_is_one_line(tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "EHI_PLUGINS": "ehi_no_such_plugin"}
     env.pop("EHI_DEBUG", None)
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path / "w"),
-           "-n", "all", "--configfile", str(REPO / "config" / "test.yaml")]
+           "-n", "all", "--configfile", str(REPO / "config" / "test" / "test.yaml")]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     said = proc.stdout + proc.stderr
     assert proc.returncode != 0 and "Traceback" not in said and 'File "' not in said, said[-2000:]

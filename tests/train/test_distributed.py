@@ -190,7 +190,7 @@ def test_train_rules_launch_torchrun_with_one_process_per_requested_gpu(tmp_path
 
     def dry_run(*configs):
         cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(repo / "Snakefile"), "--directory",
-               str(tmp_path), "-n", "-p", "train_all", "--configfile", str(repo / "config" / "test.yaml"), *configs]
+               str(tmp_path), "-n", "-p", "train_all", "--configfile", str(repo / "config" / "test" / "test.yaml"), *configs]
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr[-3000:]
         return [line for line in proc.stdout.splitlines() if "scripts/train.py" in line]

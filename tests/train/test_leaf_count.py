@@ -41,7 +41,7 @@ def test_branching_auto_passes_the_schema_for_a_one_level_tree_only():
     schema = repo / "workflow" / "schemas" / "config.schema.yaml"
 
     def cfg(height):
-        c = yaml.safe_load((repo / "config" / "test.yaml").read_text())
+        c = yaml.safe_load((repo / "config" / "test" / "test.yaml").read_text())
         c["train"].update(branching="auto", height=height)
         c["ablations"] = {}
         validate(c, str(schema))

@@ -1,6 +1,6 @@
 """The test config's results and trained weights, and the golden copy they are held to.
 
-The golden is one run of ``snakemake --cores 2 main --configfile config/test.yaml``:
+The golden is one run of ``snakemake --cores 2 main --configfile config/test/test.yaml``:
 ``tests/workflow/golden/test_config.json`` holds the stage and library versions that made it, a
 sha256 digest of every artefact's values (never file bytes: timing columns and provenance left
 out) and a fingerprint of every weight tensor; ``tests/workflow/golden/tables/`` holds the result
@@ -42,7 +42,7 @@ REPO = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parent / "golden" / "test_config.json"
 GOLDEN_TABLES = GOLDEN.parent / "tables"
 # two cores, as the workflow test's run: torch's thread count moves the last bits of trained weights
-COMMAND = ["--cores", "2", "main", "--configfile", str(REPO / "config" / "test.yaml")]
+COMMAND = ["--cores", "2", "main", "--configfile", str(REPO / "config" / "test" / "test.yaml")]
 TIMING_COLUMNS = {"qps", "seconds", "items_per_second", "threads"}
 # The golden holds for these library versions (bit for bit on one kernel path, to golden_compare's
 # tolerances across CPUs and kernel paths), not across them.

@@ -12,7 +12,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN_DIR = REPO / "tests" / "plugins"
-TEST_CONFIG = REPO / "config" / "test.yaml"
+TEST_CONFIG = REPO / "config" / "test" / "test.yaml"
 
 
 @pytest.fixture

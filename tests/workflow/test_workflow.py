@@ -18,7 +18,7 @@ from ehi.core.schemas import schema
 
 REPO = Path(__file__).resolve().parents[2]
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
-TEST_CONFIG = str(REPO / "config" / "test.yaml")
+TEST_CONFIG = str(REPO / "config" / "test" / "test.yaml")
 
 
 def snakemake(*args, workdir, check=True, timeout=900):
@@ -281,9 +281,9 @@ def test_a_change_to_hnsw_m_reruns_the_hnsw_searches_only(test_run, tmp_path):
     assert not jobs_of(out) & {"train_ehi", "train_de", "embed", "ehi_index"}
 
 
-# --- several datasets in one run (config/test_multi.yaml: two tiny synthetic sets, one with test-only
+# --- several datasets in one run (config/test/multi.yaml: two tiny synthetic sets, one with test-only
 # qrels split by dataset.query_split), each its own module instance of the Snakefile (workflow/multi.smk)
-MULTI_CONFIG = str(REPO / "config" / "test_multi.yaml")
+MULTI_CONFIG = str(REPO / "config" / "test" / "multi.yaml")
 MULTI = ("tiny", "tiny_testonly")
 
 
