@@ -1,4 +1,4 @@
-"""Performance benchmarks of EHI against FAISS and ScaNN (issue 7); `snakemake benchmarks` runs them.
+"""Performance benchmarks of EHI against FAISS and ScaNN; `snakemake benchmarks` runs them.
 
 One module per measurement family, each with a ``run(...) -> DataFrame`` entry point:
 ``search`` (matched-quality search and scaling), ``build`` (build time and peak memory, one

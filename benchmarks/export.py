@@ -1,4 +1,4 @@
-"""Family 'export' (issue 16): EHI through its exported FAISS index, and EHI with compressed leaves.
+"""Family 'export': EHI through its exported FAISS index, and EHI with compressed leaves.
 
 One tree of height 1 with B = sqrt(N) leaves (as many lists as the IVF default) per dataset, trained
 as in :mod:`benchmarks.tree`. Float32 systems, compared at equal fraction scored:

@@ -1,4 +1,4 @@
-"""The summary's section on EHI inside FAISS (issue 16), from export_matched.parquet only.
+"""The summary's section on EHI inside FAISS, from export_matched.parquet only.
 
 Ratios are EHI / peer from one run (systems timed in interleaved rounds). Targets of the issue:
 through FAISS, EHI's batched QPS >= 0.98 x IVF-Flat's at equal fraction scored (SciFact and the

@@ -243,7 +243,7 @@ def write(out: str | Path, quick: bool = False, notes: str | Path | None = None)
                                  "peak RSS search (MiB)": f"{r.peak_rss_search / 2**20:.0f}",
                                  "peak/raw": _f(r.peak_rss_search_over_raw), "index/raw": _f(r.index_over_raw)}
                                 for r in big.itertuples()]))]
-    if (out / "stream.parquet").exists():  # issue 8's load check: bounded memory over a long stream
+    if (out / "stream.parquet").exists():  # the load check: bounded memory over a long stream
         st = read_table(out / "stream.parquet")
         lines += ["\n## 7. Load: a stream of queries through `ehi search`\n",
                   f"`ehi search --queries-file` in a fresh process per stream length, batches of "
@@ -254,7 +254,7 @@ def write(out: str | Path, quick: bool = False, notes: str | Path | None = None)
                                      "queries/s": f"{r.queries_per_second:.0f}", "peak RSS (MiB)": f"{r.peak_rss_mib:.0f}",
                                      "peak / shortest stream's": _f(r.peak_over_shortest, 3)} for r in st.itertuples()]))]
     export = next((p for p in (out / "export_matched.parquet", out / "quick" / "export_matched.parquet")
-                   if p.exists()), None)  # issue 16; a full summary falls back to the quick run's, saying so
+                   if p.exists()), None)  # a full summary falls back to the quick run's, saying so
     if export is not None:
         lines += [export_report.section(read_table(export), source=export.relative_to(out).as_posix())]
     # verdicts

@@ -12,7 +12,7 @@ QUICK = {
     "build": {"sizes": [10_000, 100_000], "n_queries": 200, "repeats_small": 3, "big": 100_000, "tree_steps": 50},
     "training": {"steps": 2, "batch_size": 8, "n_docs": 200, "n_queries": 100, "threads": 1},
     "stream": {"max_queries": 10_000},
-    # issue 16: one thread for batched search too (the machine is shared; ratios stay comparable).
+    # one thread for batched search too (the machine is shared; ratios stay comparable).
     # 8-bit codebooks (d/4 k-means of 256 centres each) take minutes to train here: SciFact only
     "export": {"datasets": [["scifact", None],
                             ["synthetic", 100_000, ["ehi-faiss", "faiss-ivf", "ehi-pq4", "ehi-pq4-rr",
@@ -25,8 +25,8 @@ FULL = {
     "build": {"sizes": [10_000, 100_000, 1_000_000], "n_queries": 500, "repeats_small": 3, "big": 1_000_000,
               "tree_steps": 300},
     "training": {"steps": 10, "batch_size": 16, "n_docs": 1000, "n_queries": 400, "threads": 1},
-    "stream": {"max_queries": 100_000},  # issue 8: a stream of 100,000 queries, bounded memory
-    # issue 16: 10^6, float32 and compressed systems in two groups (all indexes at once would not fit)
+    "stream": {"max_queries": 100_000},  # a stream of 100,000 queries, bounded memory
+    # 10^6, float32 and compressed systems in two groups (all indexes at once would not fit)
     "export": {"datasets": [["scifact", None], ["synthetic", 1_000_000]], "n_queries": 300, "rounds": 2,
                "n_latency": 100, "tree_steps": 300, "threads": 1,
                "groups": [["ehi-faiss", "faiss-ivf"],

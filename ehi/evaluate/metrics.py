@@ -1,6 +1,6 @@
 """From search results to runs, per-query metrics, KMR summaries and throughput.
 
-Metric definitions (computed by ranx; tests/test_evaluate.py checks them against ir-measures):
+Metric definitions (computed by ranx; tests/evaluate/test_metrics.py checks them against ir-measures):
 
 * ``ndcg@k``: gain = the graded relevance as judged (linear gain, trec_eval's ``ndcg_cut``),
   discount 1 / log2(rank + 1), normalised by the ideal ordering of the query's judgements.

@@ -10,7 +10,7 @@ its routing from the partitioner it serialises: the partition centres
 query searches the ``leaves_to_search`` centres with the largest inner product (the config's
 ``query_tokenization_distance_override`` is DotProductDistance); ``n_scored`` = the summed sizes
 of those partitions. With AH the scores are approximate, but every document of those partitions is
-still scored, so it counts. Checked in tests/test_baselines.py: scann's results lie inside the
+still scored, so it counts. Checked in tests/search/test_baselines.py: scann's results lie inside the
 replayed partitions, and asking scann for every candidate returns exactly ``n_scored`` documents.
 
 One trap: scann re-seeds partitions smaller than ``min_partition_size`` (default 50) by splitting

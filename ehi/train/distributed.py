@@ -31,7 +31,7 @@ What is shared and what is split, for W ranks and a global batch of G (query, po
 
 Dropout is the one thing that differs: each rank draws its own masks (seeded by seed, epoch and
 rank, so a resumed multi-process run replays too). With dropout 0 a W-process run reproduces the
-single-process weights to float tolerance (tests/test_distributed.py).
+single-process weights to float tolerance (tests/train/test_distributed.py).
 """
 
 from __future__ import annotations

@@ -78,7 +78,7 @@ def test_qrels_wrong_header(tmp_path):
 
 
 def test_qrels_without_header_is_read_and_counted(tmp_path, caplog):
-    # issue 17: a qrels file without BEIR's header line is read (its line 1 is a judgement), not refused
+    # a qrels file without BEIR's header line is read (its line 1 is a judgement), not refused
     with caplog.at_level(logging.INFO, logger="ehi.data"):
         ds = load_beir(beir(tmp_path / "x", raw_qrels={"train": "q0\td0\t1\n"}))
     assert set(ds.qrels.query_id[ds.qrels.split == "train"]) == {"q0"}

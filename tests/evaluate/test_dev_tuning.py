@@ -29,8 +29,8 @@ def test_selected_epoch_is_the_first_best_and_the_last_when_nothing_was_judged()
 def test_the_committed_scifact_logs_mark_the_epochs_the_runs_kept():
     epochs = joint_epochs(REPO / "results" / "scifact")
     kept = epochs[epochs.selected == "yes"].set_index("run").epoch
-    # what the runs' train_summary.json said (stop 15, B=288): EHI kept epoch 2, its k-means start
-    # epoch 3, the DE (stop 14) epoch 3
+    # what the runs' train_summary.json say (B=288): EHI kept epoch 2, its k-means start epoch 3,
+    # the DE epoch 3
     assert (kept["main/ehi"], kept["indexer_init~kmeans/ehi"], kept["main/de"]) == (2, 3, 3)
     assert epochs.groupby("run").selected.apply(lambda s: (s == "yes").sum()).eq(1).all()
     # and the loop's own rule (ehi.train.selection) picks the same epochs from the same rows

@@ -1,4 +1,4 @@
-"""The convergence options of the training loop (issue 15): tree-only updates, corpus negatives,
+"""The convergence options of the training loop: tree-only updates, corpus negatives,
 dev selection, frozen layers, k-means warm start; each against what it promises."""
 
 import json

@@ -90,7 +90,7 @@ def test_a_changed_source_is_named_and_deleting_the_manifest_prepares_again(tmp_
     assert manifest.is_file()
     with (source / "corpus.jsonl").open("a") as fh:  # the source corrected (here: one more document)
         fh.write(json.dumps({"_id": "d40", "text": "doc 40"}) + "\n")
-    proc = snakemake("-n", "data", *args, workdir=workdir, check=False)  # formerly: "Nothing to be done"
+    proc = snakemake("-n", "data", *args, workdir=workdir, check=False)  # refused, not "Nothing to be done"
     said = proc.stdout + proc.stderr
     assert proc.returncode != 0 and "Traceback" not in said
     assert "changed since it was prepared" in said and f"source file {source / 'corpus.jsonl'}" in said

@@ -1,4 +1,4 @@
-# Performance benchmarks (issue 7): EHI's search, index build, training overhead, hardware
+# Performance benchmarks: EHI's search, index build, training overhead, hardware
 # efficiency, scaling and memory against FAISS and ScaNN. The measurements live in `benchmarks/`
 # (one module per family); every rule runs benchmarks/snake.py, which dispatches on the rule name.
 # `--config quick=true` picks the small sizes (benchmarks.settings.QUICK) and writes under
@@ -80,7 +80,7 @@ rule bench_stream:
 
 
 rule bench_export:
-    # issue 16: EHI through its exported FAISS index, and with PQ-coded leaves against ScaNN-AH / IVF-PQ
+    # EHI through its exported FAISS index, and with PQ-coded leaves against ScaNN-AH / IVF-PQ
     output:
         curves=f"{BENCH}/export_curves.parquet",
         matched=f"{BENCH}/export_matched.parquet",
