@@ -54,6 +54,8 @@ def verdict(rows: pd.DataFrame, claim: dict, alpha: float) -> dict:
     d = float(worst.delta)
     label = "OK" if d >= -claim["ok_within"] else "OKish" if d >= -claim["okish_within"] else "FAIL"
     significant = rows.p_adjusted < alpha
+    if "within_seed_spread" in rows:  # over training seeds: a difference inside the seed spread is no evidence
+        significant &= ~rows.within_seed_spread.fillna(False).astype(bool)
     return {
         "verdict": label, "comparisons": int(len(rows)), "worst_delta": d,
         "worst_at": f"{worst.metric} at {worst.budget:.0%} vs {worst.system_b} ({worst.mean_a:.3f} vs {worst.mean_b:.3f})",

@@ -63,3 +63,12 @@ def test_shipped_claims_file_and_command(tmp_path, capsys):
     assert (tmp_path / "out" / "claims.md").read_text().strip() == printed.strip()
     assert main([str(tmp_path / "nowhere")]) == 2
     assert "significance.parquet not found" in capsys.readouterr().err
+
+
+def test_over_seeds_a_difference_within_the_seed_spread_is_significant_for_neither_side(tmp_path):
+    rows = [row(0.05, "ehi+tree", "de+faiss-ivf", 0.40, 0.45, 0.001), row(0.1, "ehi+tree", "de+faiss-ivf", 0.40, 0.48, 0.001)]
+    frame = pd.DataFrame(rows, columns=COLS).assign(within_seed_spread=[True, False], sd_a=[0.06, 0.02], sd_b=0.01)
+    write_table(frame, "significance", tmp_path / "significance.parquet", keep_extra=True)
+    table = evaluate_claims(tmp_path, SPEC).set_index("claim")
+    assert table.loc["a", "verdict"] == "FAIL"  # the seed means are still below
+    assert table.loc["a", "significant_against"] == 1  # only the comparison outside the seed spread

@@ -1,12 +1,12 @@
 """How a run of the test config is held to the golden: exactly where numbers hold across CPUs, to a
 stated tolerance where the last bits of floating point may move.
 
-Two CPUs of different makes (or one CPU on another kernel path: ``ATEN_CPU_CAPABILITY=avx2`` on an
-AVX-512 machine, ``EHI_NATIVE_KERNELS=1``) round torch's sums differently. Measured on the test
-config between such paths: trained weights move by up to 8e-7 (encoders) and 1.7e-5 (the
-indexer, about 5e-6 of its largest entry), run scores by up to 2.4e-7, training losses by 7e-9, two
-of the ehi+tree run's rows swap documents of near-equal score; per-query metrics, summaries,
-significance and leaf sizes do not move. So:
+Two CPUs of different makes (or one CPU on another kernel path: ``EHI_NATIVE_KERNELS=1``,
+``ATEN_CPU_CAPABILITY=default``, another ``MKL_CBWR`` branch) round torch's sums differently.
+Measured on the test config across seven such paths on one machine: trained weights move by up to
+6e-6 (the DE encoder on ATen's scalar kernels; the indexer by 1.7e-5, about 6e-6 of its largest
+entry), run scores by up to 3e-7, training losses by 3e-8, and up to 14 run rows swap documents of
+near-equal score; per-query metrics, summaries, significance and leaf sizes do not move. So:
 
 ==================================  =========================================================
 artefact                            compared
@@ -22,9 +22,10 @@ weights                             a fixed sample of entries of each tensor and
                                     ``|a - b| <= WEIGHT_ATOL + WEIGHT_RTOL * max|w|``
 ==================================  =========================================================
 
-The tolerances are two orders of magnitude above the measured drift and far below what any change
-of method moves (a 1% change of the triplet margin moves the losses by ~1e-3 and the weights by
-~1e-4 of their scale: tests/workflow/test_golden_compare.py).
+The tolerances are 5x (weights) to 300x (losses) the largest drift measured, and far below what
+a change of method moves: with the triplet margin 1% larger in the code, 11 of the 24 artefacts
+fail (losses move by 1e-3, the indexer's weights by up to 7e-3, leaf sizes, fractions visited and
+run shapes move); tests/workflow/test_golden_compare.py feeds perturbed copies of the golden.
 """
 
 from __future__ import annotations
