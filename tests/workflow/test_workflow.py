@@ -281,6 +281,18 @@ def test_a_change_to_hnsw_m_reruns_the_hnsw_searches_only(test_run, tmp_path):
     assert not jobs_of(out) & {"train_ehi", "train_de", "embed", "ehi_index"}
 
 
+def test_a_change_to_the_tree_retrains_ehi_and_leaves_de_alone(test_run, tmp_path):
+    """DE's training params carry only the keys DE reads (ehi.train.model_keys)."""
+    change = tmp_path / "tree.yaml"
+    change.write_text("train:\n  branching: 2\n  lambda_intra_leaf: 0.25\n")
+    proc = snakemake("-n", "main", "--configfile", TEST_CONFIG, str(change), workdir=test_run)
+    out = proc.stdout + proc.stderr
+    assert "train_ehi" in jobs_of(out) and "train_de" not in jobs_of(out), jobs_of(out)
+    searched = {line.split("runs/")[1].split(".parquet")[0] for line in out.splitlines()
+                if "output:" in line and "/main/runs/" in line and "/runs/trec/" not in line}
+    assert searched and all(s.startswith("ehi+") for s in searched), searched
+
+
 # --- several datasets in one run (config/test/multi.yaml: two tiny synthetic sets, one with test-only
 # qrels split by dataset.query_split), each its own module instance of the Snakefile (workflow/multi.smk)
 MULTI_CONFIG = str(REPO / "config" / "test" / "multi.yaml")

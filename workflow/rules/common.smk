@@ -11,6 +11,7 @@ from ehi.evaluate.metric_registry import families as metric_families
 from ehi.core.errors import exit_on_user_error
 from ehi.data.manifest import check_manifest
 from ehi.core.config import canonical
+from ehi.train.model_keys import model_settings
 from ehi.search.registry import rule_settings
 from ehi.evaluate.variant_systems import resolve as resolve_variant_systems
 from ehi.evaluate.seeds import replicas as seed_replicas, split_replica
@@ -71,13 +72,14 @@ def variant_overrides(variant):
 
 
 def train_params(variant, model):
-    """The TrainConfig of one model in one variant (DE: the same settings without the tree), keys
-    sorted: as a param, a reordered config must not rerun training. ``seeds`` is the workflow's
-    (which replicas exist), not the training's: a replica's own seed comes in through its path."""
+    """The TrainConfig of one model in one variant, keys sorted: as a param, a reordered config must
+    not rerun training. DE gets only the keys DE reads (ehi.train.model_keys), so a tree setting
+    reruns EHI alone. ``seeds`` is the workflow's (which replicas exist), not the training's: a
+    replica's own seed comes in through its path."""
     params = {**config["train"], **variant_overrides(variant), "max_length": config["encoder"]["max_length"]}
     params.pop("seeds", None)
-    params["use_tree"] = model == "ehi"
-    if params["branching"] == "auto":  # the training reads rule dev_leaf_count's choice from there
+    params = model_settings(params, model)
+    if params.get("branching") == "auto":  # the training reads rule dev_leaf_count's choice from there
         params["branching"] = f"auto:{LEAF_COUNT}"
     return canonical(params)
 
