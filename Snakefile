@@ -1,5 +1,5 @@
 # EHI reproduction pipeline. The stages live in workflow/rules/ (one file each, in pipeline order);
-# the work itself lives in the `ehi` package. README.md lists the targets.
+# the work itself lives in the `ehi` package. docs/configuration.md lists the targets.
 import os
 
 from snakemake.utils import min_version, validate

@@ -1,6 +1,6 @@
 """The package's shape: sub-packages import only downward, and no module imports mid-file.
 
-Stages in pipeline order (README "Layout"): a module may import from its own sub-package and from
+Stages in pipeline order (docs/layout.md): a module may import from its own sub-package and from
 those before it, never from a later one, at module level or inside a function. The modules at the
 package root (``ehi/__init__.py``, ``ehi/config.py``) sit above every stage.
 """

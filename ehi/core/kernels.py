@@ -17,7 +17,7 @@ leaf assignments and other rankings. Pinned, every x86-64 machine with AVX2 runs
 paths with ``EHI_NATIVE_KERNELS=1``. The values have to be in the environment before torch runs
 its first kernel, so the Snakefile, the rule scripts, the ``ehi`` command and the tests call it
 first thing, and every job inherits it. What it costs in training-step time is measured in the
-README (reproducibility).
+docs/reproducibility.md.
 """
 
 from __future__ import annotations
