@@ -24,6 +24,8 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 
+BLAS_LIMIT_FROM = 64  # queries per call from which the BLAS thread limit is set
+SORT_ALL_UP_TO = 512  # candidate columns (beam x B) up to which _top_sorted sorts whole rows
 _CONTROLLER = []  # one threadpoolctl controller: finding the loaded BLAS libraries costs ~ms, once
 
 
@@ -90,7 +92,8 @@ class NumpyRouter:
         if x.ndim != 2 or x.shape[1] != self.dim:
             raise ValueError(f"queries must be (n, {self.dim}), got shape {x.shape}")
         n, b = len(x), self.branching
-        with _blas_threads(self.threads):
+        # a few queries never start BLAS's pool, and setting its limit costs more than routing them
+        with _blas_threads(self.threads) if n >= BLAS_LIMIT_FROM else contextlib.nullcontext():
             shared = x @ self.A_all.T + self.c_all  # (n, H*B): every level's shared logits at once
             nodes = np.zeros((n, 1), dtype=np.int64)  # (n, m) kept nodes
             logp = np.zeros((n, 1), dtype=np.float32)  # (n, m)
@@ -120,11 +123,12 @@ class NumpyRouter:
 
 
 def _top_sorted(values: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``width`` largest entries of each row (n, c), largest first: (values, column indices)."""
-    if width < values.shape[1]:
-        idx = np.argpartition(-values, width - 1, axis=1)[:, :width]
-    else:
-        idx = np.broadcast_to(np.arange(values.shape[1]), values.shape).copy()
+    """The ``width`` largest entries of each row (n, c), largest first: (values, column indices).
+    Up to ``SORT_ALL_UP_TO`` columns one sort of the row is cheaper than partitioning first."""
+    if values.shape[1] <= SORT_ALL_UP_TO:
+        order = np.argsort(-values, axis=1, kind="stable")[:, :width]
+        return np.take_along_axis(values, order, axis=1), order
+    idx = np.argpartition(-values, width - 1, axis=1)[:, :width]
     part = np.take_along_axis(values, idx, axis=1)
     order = np.argsort(-part, axis=1, kind="stable")
     return np.take_along_axis(part, order, axis=1), np.take_along_axis(idx, order, axis=1)
