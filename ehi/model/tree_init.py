@@ -37,14 +37,24 @@ def spherical_kmeans(x: np.ndarray, k: int, seed: int = 0, niter: int = 25) -> n
     return km.centroids.copy()
 
 
+def ivf_centroids(x: np.ndarray, k: int, seed: int = 1234) -> np.ndarray:
+    """The coarse centroids FAISS-IVF trains on ``x`` (the pipeline's builder, its default seed):
+    a one-level tree set to them routes, and ranks leaves for a beam, as that IVF index probes."""
+    from ehi.search.faiss_ann import IVFSearcher
+
+    searcher = IVFSearcher.build(np.ascontiguousarray(x, dtype=np.float32), nlist=k, seed=seed)
+    return searcher.quantizer.reconstruct_n(0, searcher.quantizer.ntotal)  # the searcher owns the quantizer
+
+
 def _scale(x: np.ndarray, centroids: np.ndarray) -> float:
     logits = x @ centroids.T
     return float(1.0 / max(logits.std(), 1e-6))
 
 
 @torch.no_grad()
-def kmeans_init_(tree: TreeIndexer, emb: np.ndarray, seed: int = 0) -> TreeIndexer:
-    """Set ``tree`` so that its argmax routing of ``emb`` (N, dim) is (hierarchical) k-means'."""
+def kmeans_init_(tree: TreeIndexer, emb: np.ndarray, seed: int = 0, kmeans=spherical_kmeans) -> TreeIndexer:
+    """Set ``tree`` so that its argmax routing of ``emb`` (N, dim) is (hierarchical) k-means'.
+    ``kmeans(x, k, seed) -> (k, d) centroids`` computes each split (e.g. :func:`ivf_centroids`)."""
     if tree.hidden < tree.dim:
         raise ValueError(f"a k-means start needs indexer_hidden >= the embedding dim ({tree.dim}), got {tree.hidden}")
     x = np.asarray(emb, dtype=np.float32)
@@ -63,7 +73,7 @@ def kmeans_init_(tree: TreeIndexer, emb: np.ndarray, seed: int = 0) -> TreeIndex
         child = np.zeros(len(x), dtype=np.int64)
         if h == 0 or not tree.per_node:
             inputs = x if h == 0 else x - parent_centroid[node]  # residuals below level 1
-            cents = spherical_kmeans(inputs, b, seed + h)
+            cents = kmeans(inputs, b, seed + h)
             s = _scale(inputs, cents)
             w.weight[:, n_parent : n_parent + tree.dim].copy_(torch.from_numpy(s * cents))
             child = np.argmax(x @ cents.T, axis=1)  # z = x: routing scores the raw embedding
@@ -72,7 +82,7 @@ def kmeans_init_(tree: TreeIndexer, emb: np.ndarray, seed: int = 0) -> TreeIndex
                 rows = np.flatnonzero(node == p)
                 if len(rows) < b:  # too few documents to split: keep the shared (zero) router
                     continue
-                cents = spherical_kmeans(x[rows], b, seed + h * n_parent + p)
+                cents = kmeans(x[rows], b, seed + h * n_parent + p)
                 tree.node_delta[h][p].zero_()
                 tree.node_delta[h][p][:, : tree.dim].copy_(torch.from_numpy(_scale(x[rows], cents) * cents))
                 child[rows] = np.argmax(x[rows] @ cents.T, axis=1)

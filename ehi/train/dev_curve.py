@@ -7,9 +7,10 @@ sweep point (beam) with the largest *measured* mean fraction of documents scored
 budget; a tree with no point that small scores 0 there, as in IVF's own tuning
 (:func:`ehi.search.tune.score_curve`), so a tree whose smallest leaf set overshoots 1% pays for it.
 
-``floor: kmeans`` adds a second candidate every epoch: a tree of the same shape set to spherical
-k-means of the *current* encoder's corpus embedding (:func:`ehi.model.tree_init.kmeans_init_`),
-i.e. k-means IVF with as many lists on the same encoder, searched by the same beam search. The
+``floor: kmeans`` adds a second candidate every epoch: a tree of the same shape set to the coarse
+centroids FAISS-IVF trains on the *current* encoder's corpus embedding (the pipeline's IVF builder
+and seed, :func:`ehi.model.tree_init.ivf_centroids`): for a one-level tree that is the k-means IVF
+index with as many lists on the same encoder, leaf for leaf and in probe order. The
 epoch's candidate is whichever has the larger area (the trained tree on ties); the log records
 ``dev_floor_kmeans`` = 1 where the k-means tree was the better one, and selection keeps the epoch's
 winner, so the index the pipeline searches as ``ehi+tree`` is never below that k-means tree on dev.
@@ -21,7 +22,7 @@ import numpy as np
 import torch
 
 from ehi.model.tree import TreeIndexer
-from ehi.model.tree_init import kmeans_init_
+from ehi.model.tree_init import ivf_centroids, kmeans_init_
 from ehi.model.tree_stats import leaf_size_stats, leaf_sizes
 from ehi.search.base import at_budget
 from ehi.train.dev_eval import beam_points, ranking_metrics, top_rows
@@ -56,22 +57,26 @@ def tree_curve(tree: TreeIndexer, q_emb: np.ndarray, doc_emb: np.ndarray, doc_le
     return out
 
 
-def kmeans_tree(like: TreeIndexer, doc_emb: np.ndarray, seed: int) -> TreeIndexer:
-    """A tree of ``like``'s shape whose routing is spherical k-means of ``doc_emb``. Built under a
-    forked RNG: the training run's torch stream (dropout, later inits) is the same with or without it."""
+IVF_SEED = 1234  # ehi.search.faiss_ann.IVFSearcher.build's: the baseline's own partition
+
+
+def kmeans_tree(like: TreeIndexer, doc_emb: np.ndarray, seed: int = IVF_SEED) -> TreeIndexer:
+    """A tree of ``like``'s shape routing as FAISS-IVF's k-means of ``doc_emb`` (with ``seed``).
+    Built under a forked RNG: the training run's torch stream (dropout, later inits) is the same
+    with or without it."""
     with torch.random.fork_rng(devices=[]):
         tree = TreeIndexer(like.dim, like.height, like.branching, like.hidden, like.path_layout, per_node=like.per_node)
-    return kmeans_init_(tree, doc_emb, seed)
+    return kmeans_init_(tree, doc_emb, seed, kmeans=ivf_centroids)
 
 
 def floor_candidates(tree: TreeIndexer, q_emb: np.ndarray, doc_emb: np.ndarray, doc_leaf: np.ndarray,
-                     relevant: list[np.ndarray], seed: int, floor: str) -> tuple[dict, TreeIndexer | None]:
+                     relevant: list[np.ndarray], floor: str) -> tuple[dict, TreeIndexer | None]:
     """The trained tree's curve and, with ``floor: kmeans``, the k-means tree's on the same
     embeddings -> (log columns, the k-means tree where it beat the trained one, else None)."""
     out = tree_curve(tree, q_emb, doc_emb, doc_leaf, relevant, "dev_tree")
     if floor != "kmeans":
         return out, None
-    km = kmeans_tree(tree, doc_emb, seed)
+    km = kmeans_tree(tree, doc_emb)
     out.update(tree_curve(km, q_emb, doc_emb, km.assign_leaves(doc_emb), relevant, "dev_kmeans"))
     use_km = out["dev_kmeans_auc"] > out["dev_tree_auc"]
     out.update({"dev_floor_auc": max(out["dev_kmeans_auc"], out["dev_tree_auc"]), "dev_floor_kmeans": float(use_km)})

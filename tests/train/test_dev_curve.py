@@ -28,7 +28,7 @@ def blobs(n_docs=400, n_q=30, dim=16, seed=0):
 
 def test_curve_reads_each_budget_at_its_largest_point_and_averages_them():
     docs, q, rel = blobs()
-    tree = kmeans_tree(TreeIndexer(16, 1, 20), docs, seed=0)
+    tree = kmeans_tree(TreeIndexer(16, 1, 20), docs)
     leaf = tree.assign_leaves(docs)
     out = tree_curve(tree, q, docs, leaf, rel, "t", budgets=(0.1, 0.2, 1.0))
     assert out["t_auc"] == pytest.approx(np.mean([out[f"t_ndcg@10@{b:g}"] for b in (0.1, 0.2, 1.0)]))
@@ -63,13 +63,13 @@ def test_floor_prefers_the_kmeans_tree_over_a_collapsed_one_without_touching_the
     docs, q, rel = blobs()
     bad = collapsed()
     state = torch.get_rng_state()
-    out, kept = floor_candidates(bad, q, docs, bad.assign_leaves(docs), rel, seed=0, floor="kmeans")
+    out, kept = floor_candidates(bad, q, docs, bad.assign_leaves(docs), rel, floor="kmeans")
     assert torch.equal(state, torch.get_rng_state())  # the training run's stream is untouched
     assert out["dev_floor_kmeans"] == 1.0 and kept is not None
     assert out["dev_floor_auc"] == out["dev_kmeans_auc"] > 0
     # a tree is never replaced by an equal one: the k-means tree against itself keeps the trained
-    km = kmeans_tree(bad, docs, 0)
-    out, kept = floor_candidates(km, q, docs, km.assign_leaves(docs), rel, seed=0, floor="kmeans")
+    km = kmeans_tree(bad, docs)
+    out, kept = floor_candidates(km, q, docs, km.assign_leaves(docs), rel, floor="kmeans")
     assert kept is None and out["dev_floor_kmeans"] == 0.0
     assert set(f"dev_kmeans_ndcg@10@{b:g}" for b in AUC_BUDGETS) <= set(out)
 
@@ -99,5 +99,17 @@ def test_training_keeps_the_kmeans_tree_where_it_wins_on_dev(tiny_dataset, tmp_p
     doc_emb = refresh_cache(data, enc, saved, cfg)["doc_emb"]
     assert log[best]["dev_floor_kmeans"] == 1.0 and summary["selected_tree"] == "kmeans"
     # the saved index is that k-means tree: the pipeline searches it as ehi+tree
-    expect = kmeans_tree(saved, doc_emb, cfg.seed)
+    expect = kmeans_tree(saved, doc_emb)
     assert all(torch.equal(a, b) for a, b in zip(saved.state_dict().values(), expect.state_dict().values()))
+
+
+def test_the_floors_tree_is_faiss_ivf_with_as_many_lists_leaf_for_leaf_and_in_probe_order():
+    from ehi.search.faiss_ann import IVFSearcher
+
+    docs, q, _ = blobs()
+    tree = kmeans_tree(TreeIndexer(16, 1, 20), docs)
+    ivf = IVFSearcher.build(docs, nlist=20)
+    _, lists = ivf.quantizer.search(q, 5)  # the 5 lists nprobe=5 visits, nearest first
+    np.testing.assert_array_equal(tree.beam_search(torch.from_numpy(q), 5)[0].numpy(), lists)
+    _, doc_lists = ivf.quantizer.search(docs, 1)
+    np.testing.assert_array_equal(tree.assign_leaves(docs), doc_lists[:, 0])
