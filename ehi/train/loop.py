@@ -23,6 +23,7 @@ import math
 import os
 import random
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -70,6 +71,32 @@ def epoch_size(cfg: TrainConfig, n_pairs: int) -> int:
     return min(n_pairs, cfg.pairs_per_epoch) if cfg.pairs_per_epoch else n_pairs
 
 
+@dataclass
+class Trainer:
+    """What stays fixed through a run: the split, the models, their optimizer, the settings."""
+
+    data: TrainData
+    encoder: Encoder
+    indexer: TreeIndexer | None  # None: the DE baseline
+    opt: torch.optim.Optimizer
+    sched: torch.optim.lr_scheduler.LRScheduler
+    cfg: TrainConfig
+    device: torch.device
+    towers: object | None = None  # several processes: the DDP-wrapped towers (ehi.train.distributed)
+    updates: TreeUpdates | None = None  # train.indexer_steps: the tree-only updates
+    show_progress: bool = False  # the batch progress bar (rank 0 only)
+
+
+@dataclass
+class TrainState:
+    """What the epochs change and a checkpoint restores."""
+
+    epoch: int = 0
+    step: int = 0
+    cache: dict | None = None  # what the miners read: corpus embeddings and leaves (batches.refresh_cache)
+    rows: list[dict] = field(default_factory=list)  # the epoch log
+
+
 def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | os.PathLike,
           split: str = "train", resume: bool = True, stop_after_epoch: int | None = None,
           progress: bool = True) -> dict:
@@ -83,7 +110,43 @@ def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | o
     share the work of each step and of each re-embedding, and rank 0 alone writes (ehi.train.distributed).
     """
     ctx = distributed.init_from_env(cfg.device)
-    out, device = Path(out_dir), distributed.rank_device(pick_device(cfg.device), ctx)
+    out = Path(out_dir)
+    t = _trainer(dataset, encoder, cfg, split, out, ctx, progress)
+    selection = DevSelection(dataset, cfg, out) if cfg.dev_eval else None
+    state, fresh = _start(t, out, resume)
+    if fresh and selection is not None:
+        # epoch 0 on dev: the starting point competes too (for a k-means start, that is plain IVF)
+        state.cache = state.cache if state.cache is not None else refresh_cache(t.data, encoder, t.indexer, cfg)
+        state.rows.append({"epoch": 0, "step": 0, **selection.evaluate(encoder, t.indexer, state.cache)})
+        if ctx.is_main:
+            selection.keep_if_best(state.rows, encoder, t.indexer)
+    tree_used = cfg.use_tree and (cfg.lambda_indexing > 0 or cfg.lambda_neighbour > 0)
+    t.towers = distributed.wrap(encoder, t.indexer, t.device, tree_used) if ctx.active else None
+    stop = cfg.epochs if stop_after_epoch is None else min(cfg.epochs, stop_after_epoch)
+    name = "ehi" if cfg.use_tree else "de"
+    if ctx.is_main:
+        progress_lines.started(name, len(t.data.pair_q), _n_batches(t), cfg.epochs, out, state.epoch)
+    while state.epoch < stop and not (selection and selection.should_stop(state.rows)):
+        keep_cache = _epoch(t, state, selection, ctx)
+        if ctx.is_main:
+            progress_lines.epoch_done(name, state.rows[-1], cfg.epochs)
+            if selection is not None:
+                selection.keep_if_best(state.rows, encoder, t.indexer)
+            write_log(state.rows, out / "train_log.parquet", cfg)
+            save_checkpoint(out / "checkpoint", encoder, t.indexer, t.opt, t.sched, cfg, state.epoch, state.step,
+                            state.rows, state.cache if keep_cache else None, t.updates)
+        ctx.barrier()
+    return _finish(t, state, selection, out, name, ctx)
+
+
+def _n_batches(t: Trainer) -> int:
+    return math.ceil(epoch_size(t.cfg, len(t.data.pair_q)) / t.cfg.batch_size)
+
+
+def _trainer(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, split: str, out: Path, ctx,
+             progress: bool) -> Trainer:
+    """Models on their device, the split, the optimizer; the multi-process wrapping decided here once."""
+    device = distributed.rank_device(pick_device(cfg.device), ctx)
     encoder.max_length = cfg.max_length
     torch.manual_seed(cfg.seed)
     random.seed(cfg.seed)
@@ -103,69 +166,73 @@ def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | o
     opt, sched = make_optimizer(encoder, indexer, cfg, cfg.epochs * n_batches)
     updates = TreeUpdates(indexer, data, cfg, cfg.epochs * n_batches) if indexer is not None and cfg.indexer_steps \
         else None
-    selection = DevSelection(dataset, cfg, out) if cfg.dev_eval else None
-    state = load_checkpoint(out / "checkpoint", encoder, indexer, opt, sched, cfg, updates) if resume else None
-    epoch, step, cache, rows = (state["epoch"], state["step"], state["cache"], state["log"]) if state \
-        else (0, 0, None, [])
-    need_cache = cfg.n_negatives > 0 or cfg.dev_eval or (cfg.use_tree and (
+    return Trainer(data, encoder, indexer, opt, sched, cfg, device, updates=updates,
+                   show_progress=progress and ctx.is_main)
+
+
+def _needs_cache(cfg: TrainConfig) -> bool:
+    """Whether anything reads the embedding cache: the miners, dev evaluation, the tree's extras."""
+    return cfg.n_negatives > 0 or cfg.dev_eval or (cfg.use_tree and (
         cfg.diagnostics or cfg.lambda_neighbour > 0 or cfg.indexer_steps > 0 or cfg.indexing_negatives > 0))
-    if state is None and indexer is not None and cfg.indexer_init in ("data", "kmeans"):
-        cache = refresh_cache(data, encoder, indexer, cfg)
-        if cfg.indexer_init == "kmeans":
-            kmeans_init_(indexer, cache["doc_emb"], cfg.seed)
-        else:
-            indexer.standardize_(cache["doc_emb"])
-        cache["doc_leaf"] = indexer.assign_leaves(cache["doc_emb"])
-    if state is None and selection is not None:
-        # epoch 0 on dev: the starting point competes too (for a k-means start, that is plain IVF)
-        cache = cache if cache is not None else refresh_cache(data, encoder, indexer, cfg)
-        rows.append({"epoch": 0, "step": 0, **selection.evaluate(encoder, indexer, cache)})
-        if ctx.is_main:
-            selection.keep_if_best(rows, encoder, indexer)
-    stop = cfg.epochs if stop_after_epoch is None else min(cfg.epochs, stop_after_epoch)
-    tree_used = cfg.use_tree and (cfg.lambda_indexing > 0 or cfg.lambda_neighbour > 0)
-    towers = distributed.wrap(encoder, indexer, device, tree_used) if ctx.active else None
-    name = "ehi" if cfg.use_tree else "de"
-    if ctx.is_main:
-        progress_lines.started(name, len(data.pair_q), n_batches, cfg.epochs, out, epoch)
-    while epoch < stop and not (selection and selection.should_stop(rows)):
-        if need_cache and cache is None:
-            cache = refresh_cache(data, encoder, indexer, cfg)
-        if ctx.active:  # each rank its own dropout masks, replayable from (seed, epoch, rank)
-            torch.manual_seed(distributed.rank_seed(cfg.seed, epoch, ctx.rank))
-        row = run_epoch(epoch, step, data, cache, encoder, indexer, opt, sched, cfg, device,
-                        progress and ctx.is_main, towers, updates)
-        epoch, step = epoch + 1, row["step"]
-        # A fresh re-embedding at every epoch end feeds the diagnostics and, on re-indexing epochs,
-        # becomes the next epoch's cache; in between, the lazily updated cache carries on.
-        fresh = refresh_cache(data, encoder, indexer, cfg) if need_cache else None
-        if indexer is not None and cfg.diagnostics:
-            row.update(tree_diagnostics(indexer, fresh["doc_leaf"], fresh["q_emb"], data.pair_q,
-                                        data.pair_d, cfg.diagnostic_beam))
-        if selection is not None:
-            row.update(selection.evaluate(encoder, indexer, fresh))
-        keep_cache = epoch % cfg.reindex_every != 0  # the next epoch reuses the lazy cache
-        cache = cache if keep_cache else fresh
-        rows.append(row)
-        if ctx.is_main:
-            progress_lines.epoch_done(name, row, cfg.epochs)
-            if selection is not None:
-                selection.keep_if_best(rows, encoder, indexer)
-            write_log(rows, out / "train_log.parquet", cfg)
-            save_checkpoint(out / "checkpoint", encoder, indexer, opt, sched, cfg, epoch, step, rows,
-                            cache if keep_cache else None, updates)
-        ctx.barrier()
+
+
+def _start(t: Trainer, out: Path, resume: bool) -> tuple[TrainState, bool]:
+    """The checkpoint's state, or a fresh one with the tree initialised on the first embedding;
+    whether it is fresh."""
+    cfg = t.cfg
+    saved = load_checkpoint(out / "checkpoint", t.encoder, t.indexer, t.opt, t.sched, cfg, t.updates) if resume else None
+    if saved:
+        state = TrainState(saved["epoch"], saved["step"], saved["cache"], saved["log"])
+    else:
+        state = TrainState()
+        if t.indexer is not None and cfg.indexer_init in ("data", "kmeans"):
+            state.cache = refresh_cache(t.data, t.encoder, t.indexer, cfg)
+            if cfg.indexer_init == "kmeans":
+                kmeans_init_(t.indexer, state.cache["doc_emb"], cfg.seed)
+            else:
+                t.indexer.standardize_(state.cache["doc_emb"])
+            state.cache["doc_leaf"] = t.indexer.assign_leaves(state.cache["doc_emb"])
+    return state, saved is None
+
+
+def _epoch(t: Trainer, state: TrainState, selection: DevSelection | None, ctx) -> bool:
+    """One epoch, its diagnostics and dev figures appended to ``state.rows``; whether the next
+    epoch keeps the lazily updated cache (no re-indexing this epoch)."""
+    cfg, need_cache = t.cfg, _needs_cache(t.cfg)
+    if need_cache and state.cache is None:
+        state.cache = refresh_cache(t.data, t.encoder, t.indexer, cfg)
+    if ctx.active:  # each rank its own dropout masks, replayable from (seed, epoch, rank)
+        torch.manual_seed(distributed.rank_seed(cfg.seed, state.epoch, ctx.rank))
+    row = run_epoch(t, state)
+    state.epoch, state.step = state.epoch + 1, row["step"]
+    # A fresh re-embedding at every epoch end feeds the diagnostics and, on re-indexing epochs,
+    # becomes the next epoch's cache; in between, the lazily updated cache carries on.
+    fresh = refresh_cache(t.data, t.encoder, t.indexer, cfg) if need_cache else None
+    if t.indexer is not None and cfg.diagnostics:
+        row.update(tree_diagnostics(t.indexer, fresh["doc_leaf"], fresh["q_emb"], t.data.pair_q,
+                                    t.data.pair_d, cfg.diagnostic_beam))
+    if selection is not None:
+        row.update(selection.evaluate(t.encoder, t.indexer, fresh))
+    keep_cache = state.epoch % cfg.reindex_every != 0  # the next epoch reuses the lazy cache
+    state.cache = state.cache if keep_cache else fresh
+    state.rows.append(row)
+    return keep_cache
+
+
+def _finish(t: Trainer, state: TrainState, selection: DevSelection | None, out: Path, name: str, ctx) -> dict:
+    """Save the final (or the dev-selected) models once the schedule is done; the run's summary."""
+    cfg, rows = t.cfg, state.rows
     stopped_early = bool(selection and selection.should_stop(rows))
-    if (epoch >= cfg.epochs or stopped_early) and ctx.is_main:
+    if (state.epoch >= cfg.epochs or stopped_early) and ctx.is_main:
         if selection is not None:
-            selection.restore_best(encoder, indexer)
+            selection.restore_best(t.encoder, t.indexer)
         with atomic_dir(out / "encoder") as tmp:
-            encoder.save(tmp)
-        if indexer is not None:
-            indexer.save(out)
+            t.encoder.save(tmp)
+        if t.indexer is not None:
+            t.indexer.save(out)
     best = selection.best_epoch(rows) if selection is not None else None
-    summary = {"epochs_done": epoch, "steps": step, "finished": epoch >= cfg.epochs or stopped_early,
-               "stopped_early": stopped_early, "selected_epoch": best if cfg.select == "dev" else epoch,
+    summary = {"epochs_done": state.epoch, "steps": state.step, "finished": state.epoch >= cfg.epochs or stopped_early,
+               "stopped_early": stopped_early, "selected_epoch": best if cfg.select == "dev" else state.epoch,
                "last": rows[-1] if rows else {}, "config": cfg.to_dict()}
     if selection is not None and cfg.dev_curve:  # which tree the kept epoch's index is (train.floor)
         summary["selected_tree"] = kept_tree(rows, best)
@@ -176,21 +243,23 @@ def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | o
     return summary
 
 
-def run_epoch(epoch, step, data, cache, encoder, indexer, opt, sched, cfg, device, progress, towers=None,
-              updates=None) -> dict:
-    """One pass over the pairs; returns the epoch's log row (mean of each loss term). ``towers``:
-    see train_step; DDP averages the gradients during ``backward``."""
+def run_epoch(t: Trainer, state: TrainState) -> dict:
+    """One pass over the pairs from ``state``'s epoch and step; returns the epoch's log row (mean
+    of each loss term, the step reached). Under several processes DDP averages the gradients
+    during ``backward``."""
+    data, cache, encoder, indexer, opt, sched, cfg = t.data, state.cache, t.encoder, t.indexer, t.opt, t.sched, t.cfg
+    epoch, step = state.epoch, state.step
     encoder.train()
     order = np.random.default_rng([cfg.seed, epoch]).permutation(len(data.pair_q))
     order = order[: epoch_size(cfg, len(order))]  # train.pairs_per_epoch: a fresh seeded subset each epoch
     params = [p for group in opt.param_groups for p in group["params"]]
     sums: dict[str, float] = {}
     start, n_batches = time.time(), math.ceil(len(order) / cfg.batch_size)
-    bar = tqdm(range(n_batches), desc=f"epoch {epoch + 1}/{cfg.epochs}", disable=not progress, mininterval=1)
+    bar = tqdm(range(n_batches), desc=f"epoch {epoch + 1}/{cfg.epochs}", disable=not t.show_progress, mininterval=1)
     for b in bar:
         rng = np.random.default_rng([cfg.seed, epoch, b])
         batch = order[b * cfg.batch_size : (b + 1) * cfg.batch_size]
-        terms, q_rows = train_step(batch, data, cache, rng, encoder, indexer, cfg, device, towers)
+        terms, q_rows = train_step(batch, data, cache, rng, encoder, indexer, cfg, t.device, t.towers)
         check_finite(terms, step, epoch, b, [data.query_ids[i] for i in q_rows])
         opt.zero_grad(set_to_none=True)
         terms["loss"].backward()
@@ -199,8 +268,8 @@ def run_epoch(epoch, step, data, cache, encoder, indexer, opt, sched, cfg, devic
         opt.step()
         sched.step()
         step += 1
-        if updates is not None:  # the tree alone, on the cache the step just refreshed
-            terms["tree_updates"] = torch.tensor(updates.after_step(cache, epoch, b))
+        if t.updates is not None:  # the tree alone, on the cache the step just refreshed
+            terms["tree_updates"] = torch.tensor(t.updates.after_step(cache, epoch, b))
         for k, v in terms.items():
             sums[k] = sums.get(k, 0.0) + float(v.detach())
         bar.set_postfix({k: f"{v / (b + 1):.4f}" for k, v in sums.items()}, refresh=False)
