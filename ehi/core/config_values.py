@@ -56,7 +56,7 @@ def encoder_dim(name: str) -> int | None:
         raise ConfigError(f"config encoder.name: {name!r}: {looks_like}; expected a built-in alias "
                           f"(all-MiniLM-L6-v2, tiny-random), an existing local model folder, or a Hugging Face "
                           "hub id (name or owner/name, letters, digits, '-', '_' and '.')") from None
-    from ehi.model.hub import cached_snapshot  # no request: the cache only
+    from ehi.core.hub_cache import cached_snapshot  # no request: the cache only
 
     folder = cached_snapshot(str(name))
     return _config_dim(Path(folder) / "config.json") if folder else None

@@ -14,6 +14,7 @@ import logging
 from pathlib import Path
 
 from ehi.core.errors import ConfigError
+from ehi.core.hub_cache import cached_snapshot
 
 log = logging.getLogger(__name__)
 
@@ -28,17 +29,6 @@ def hub_offline() -> bool:
     from huggingface_hub import constants
 
     return bool(constants.HF_HUB_OFFLINE)
-
-
-def cached_snapshot(repo_id: str) -> str | None:
-    """The local folder of ``repo_id`` in the Hugging Face cache, or None; never a request."""
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
-
-    try:
-        return snapshot_download(repo_id, local_files_only=True)
-    except (LocalEntryNotFoundError, HFValidationError, OSError):
-        return None
 
 
 def _download(repo_id: str) -> str:
