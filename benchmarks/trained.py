@@ -148,8 +148,8 @@ def pareto_figure(curves: pd.DataFrame, path: Path) -> Path:
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for name, curve in curves.groupby("system", sort=False):
-        curve = curve.sort_values("ndcg@10", ascending=False)
-        front = curve[curve.qps >= curve.qps.cummax()].sort_values("ndcg@10")
+        curve = curve.sort_values(["ndcg@10", "qps"], ascending=False)  # of equal quality the fastest first
+        front = curve[curve.qps >= curve.qps.cummax()].drop_duplicates("ndcg@10").sort_values("ndcg@10")
         ax.plot(front["ndcg@10"], front.qps, marker="o", ms=3, lw=2.5 if name.startswith("ehi") else 1.2,
                 label=name, zorder=3 if name.startswith("ehi") else 2)
     ax.set_yscale("log")
