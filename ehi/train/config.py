@@ -80,6 +80,9 @@ class TrainConfig:
     # Corpus-wide negatives for L_indexing: this many unjudged documents drawn from the whole corpus
     # per pair (their cached embeddings, through the tree), in the joint step and the tree updates.
     indexing_negatives: int = 0
+    # Load balance in the tree updates (ehi.train.tree_fit.balance_loss): this weight times how
+    # unevenly 512 random corpus documents per update spread over the leaves. 0 = off.
+    lambda_balance: float = 0.0
     # Dev evaluation at every epoch end (ehi.train.dev_eval): exact search and, with a tree, the tree
     # at the largest beam scoring at most ``dev_budget``; ``select: dev`` keeps the best dev epoch's
     # weights (``select_metric``; "auto" = the tree's nDCG@10 for EHI, exact nDCG@10 for DE;
@@ -123,7 +126,8 @@ class TrainConfig:
             "patience >= 0": self.patience >= 0, "0 < dev_budget <= 1": 0 < self.dev_budget <= 1,
             "freeze_layers >= 0": self.freeze_layers >= 0,
             "layer_cache_dtype in ('float16', 'float32')": self.layer_cache_dtype in ("float16", "float32"),
-            "lambda_neighbour >= 0": self.lambda_neighbour >= 0, "neighbour_k >= 1": self.neighbour_k >= 1,
+            "lambda_neighbour >= 0": self.lambda_neighbour >= 0, "lambda_balance >= 0": self.lambda_balance >= 0,
+            "neighbour_k >= 1": self.neighbour_k >= 1,
             "neighbour_anchors >= 2": self.neighbour_anchors >= 2,
             "neighbour_temperature > 0": self.neighbour_temperature > 0,
         }

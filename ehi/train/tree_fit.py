@@ -110,3 +110,19 @@ def pair_indexing_loss(tree: TreeIndexer, queries: torch.Tensor, docs: torch.Ten
         mask = np.stack([~np.isin(d_rows, relevant[q]) for q in q_rows])
     return indexing_loss(tree(queries[q_rows]), tree(docs[d_rows]), torch.arange(len(q_rows)),
                          torch.from_numpy(mask), margin=margin, layout=layout)
+
+
+def balance_loss(tree: TreeIndexer, docs: torch.Tensor, rng: np.random.Generator, n: int = 512) -> torch.Tensor:
+    """How unevenly the tree spreads the corpus: per level, B * sum_c u_c^2 - 1 with u the mean child
+    probability over ``n`` random documents (0 when every child is used equally, B - 1 when one
+    takes all), averaged over levels; for H = 1 that is the leaves' load. L_indexing on a few hundred
+    training pairs piles the rest of the corpus into few leaves, which costs the lowest budgets."""
+    rows = torch.from_numpy(rng.integers(0, len(docs), min(n, len(docs))))
+    u = tree(docs[rows]).probs.mean(0)  # (H, B)
+    return (tree.branching * (u * u).sum(-1) - 1).mean()
+
+
+def with_balance(batch_loss: BatchLoss, tree: TreeIndexer, docs: torch.Tensor, weight: float,
+                 rng: np.random.Generator) -> torch.Tensor:
+    """``batch_loss`` plus ``weight`` times :func:`balance_loss` (``train.lambda_balance``)."""
+    return batch_loss(rng) + weight * balance_loss(tree, docs, rng)

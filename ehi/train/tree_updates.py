@@ -19,7 +19,7 @@ import torch
 from ehi.model.tree import TreeIndexer
 from ehi.train.batches import TrainData
 from ehi.train.config import TrainConfig
-from ehi.train.tree_fit import TreeFitter, corpus_negatives, pair_indexing_loss
+from ehi.train.tree_fit import TreeFitter, corpus_negatives, pair_indexing_loss, with_balance
 
 TREE_STREAM = 7  # a fourth seed word: the tree's batches never share draws with the joint step's
 
@@ -39,6 +39,8 @@ class TreeUpdates:
         loss = partial(pair_indexing_loss, self.indexer, queries, docs, data.pair_q, data.pair_d,
                        cfg.indexer_steps_batch, cfg.margin_indexing, negatives=cfg.indexing_negatives,
                        relevant=data.relevant, layout=cfg.path_layout)
+        if cfg.lambda_balance:
+            loss = partial(with_balance, loss, self.indexer, docs, cfg.lambda_balance)
         mean = self.fitter.run(cfg.indexer_steps, loss, np.random.default_rng([cfg.seed, epoch, batch, TREE_STREAM]))
         cache["doc_leaf"] = self.indexer.assign_leaves(cache["doc_emb"])
         return mean
