@@ -25,7 +25,8 @@ class TrainConfig:
     indexer_hidden: int | None = None  # width of U_h x; None = encoder dim
     # "data": TreeIndexer.standardize_ on the first corpus embedding (random directions, the paper's
     # recipe); "kmeans": a stabiliser beyond the paper, spherical (hierarchical) k-means folded into
-    # the tree (ehi.model.tree_init), so the tree starts as an IVF partition; "random": PyTorch's init
+    # the tree (ehi.model.tree_init), so the tree starts as an IVF partition; "ivf": the partition
+    # FAISS-IVF itself trains (its centroids and seed; the floor's tree at epoch 0); "random": PyTorch's init
     indexer_init: str = "data"
     path_layout: str = "node"
     # Option beyond the paper: each tree node gets its own child classifier (TreeIndexer.per_node).
@@ -115,7 +116,7 @@ class TrainConfig:
             f"siamese_loss in {sorted(siamese_losses())}": self.siamese_loss in siamese_losses(),
             "reindex_every >= 1": self.reindex_every >= 1, "pairs_per_epoch >= 0": self.pairs_per_epoch >= 0, "n_hard_negatives >= 0": self.n_hard_negatives >= 0,
             "0 <= warmup_ratio < 1": 0 <= self.warmup_ratio < 1,
-            "indexer_init in ('data', 'kmeans', 'random')": self.indexer_init in ("data", "kmeans", "random"),
+            "indexer_init in ('data', 'kmeans', 'ivf', 'random')": self.indexer_init in ("data", "kmeans", "ivf", "random"),
             "grad_cache_chunk >= 0": self.grad_cache_chunk >= 0,
             "indexer_steps >= 0": self.indexer_steps >= 0, "indexing_negatives >= 0": self.indexing_negatives >= 0,
             "indexer_steps_schedule in ('constant', 'linear')": self.indexer_steps_schedule in ("constant", "linear"),

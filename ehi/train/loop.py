@@ -34,13 +34,14 @@ from ehi.core.io import atomic_dir, write_json
 from ehi.data.dataset import Dataset
 from ehi.model.encoder import Encoder, pick_device
 from ehi.model.tree import TreeIndexer, check_leaves_fit
-from ehi.model.tree_init import kmeans_init_
+from ehi.model.tree_init import ivf_centroids, kmeans_init_
 from ehi.model.tree_stats import tree_diagnostics
 from ehi.train import distributed
 from ehi.train import progress as progress_lines
 from ehi.train.batches import TrainData, refresh_cache
 from ehi.train.checkpoint import load_checkpoint, save_checkpoint, write_log
 from ehi.train.config import TrainConfig
+from ehi.train.dev_curve import IVF_SEED
 from ehi.train.selection import DevSelection, kept_tree
 from ehi.train.step import check_finite, train_step
 from ehi.train.tree_updates import TreeUpdates
@@ -185,10 +186,12 @@ def _start(t: Trainer, out: Path, resume: bool) -> tuple[TrainState, bool]:
         state = TrainState(saved["epoch"], saved["step"], saved["cache"], saved["log"])
     else:
         state = TrainState()
-        if t.indexer is not None and cfg.indexer_init in ("data", "kmeans"):
+        if t.indexer is not None and cfg.indexer_init in ("data", "kmeans", "ivf"):
             state.cache = refresh_cache(t.data, t.encoder, t.indexer, cfg)
             if cfg.indexer_init == "kmeans":
                 kmeans_init_(t.indexer, state.cache["doc_emb"], cfg.seed)
+            elif cfg.indexer_init == "ivf":  # FAISS-IVF's own partition: the floor's tree at epoch 0
+                kmeans_init_(t.indexer, state.cache["doc_emb"], IVF_SEED, kmeans=ivf_centroids)
             else:
                 t.indexer.standardize_(state.cache["doc_emb"])
             state.cache["doc_leaf"] = t.indexer.assign_leaves(state.cache["doc_emb"])

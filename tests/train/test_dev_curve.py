@@ -113,3 +113,13 @@ def test_the_floors_tree_is_faiss_ivf_with_as_many_lists_leaf_for_leaf_and_in_pr
     np.testing.assert_array_equal(tree.beam_search(torch.from_numpy(q), 5)[0].numpy(), lists)
     _, doc_lists = ivf.quantizer.search(docs, 1)
     np.testing.assert_array_equal(tree.assign_leaves(docs), doc_lists[:, 0])
+
+
+def test_indexer_init_ivf_starts_the_tree_as_the_floors_ivf_partition(tiny_dataset, tmp_path):
+    cfg = TrainConfig(epochs=1, batch_size=8, height=1, branching=16, max_length=16, lr_encoder=0.0,
+                      lr_indexer=0.0, device="cpu", encode_batch_size=32, indexer_init="ivf", diagnostics=False)
+    enc = load_encoder("tiny-random", max_length=16, device="cpu", seed=0)
+    train(tiny_dataset, enc, cfg, tmp_path, progress=False)  # nothing moves at lr 0: the start is the result
+    saved = load_indexer(tmp_path)
+    doc_emb = refresh_cache(TrainData.from_dataset(tiny_dataset, "train"), enc, saved, cfg)["doc_emb"]
+    np.testing.assert_array_equal(saved.assign_leaves(doc_emb), kmeans_tree(saved, doc_emb).assign_leaves(doc_emb))
