@@ -32,7 +32,7 @@ from ehi.data.judgements import relevant
 from ehi.core.schemas import schema
 from ehi.data.dataset import qrels_dict
 from ehi.evaluate.metric_registry import MetricContext, ranx_names, registered, scorers
-from ehi.search.base import at_budget
+from ehi.core.ranking import at_budget, ranked_rows_metrics  # noqa: F401 (re-exported)
 
 DEFAULT_METRICS = ("ndcg@10", "mrr@10", "recall@10", "recall@100", "recall@1000")
 TARGETS = (0.01, 0.02, 0.05, 0.1, 0.2, 1.0)
@@ -84,30 +84,6 @@ def _ranx_run(group: pd.DataFrame):
                           "doc_id": group.doc_id.astype(str).astype(object),
                           "score": -group["rank"].astype(np.float64)})
     return Run.from_df(frame, q_id_col="q_id", doc_id_col="doc_id", score_col="score")
-
-
-def ranked_rows_metrics(ranked: np.ndarray, relevant, metrics=("ndcg@10", "recall@100")) -> dict[str, float]:
-    """Mean ``metrics`` of ranked doc rows (n, K; -1 = no document, best first) against each
-    query's judged rows: an array of relevant rows (grade 1) or a ``{row: grade}`` mapping. The
-    same ranx computation as :func:`per_query_metrics` (graded gains, the order given is the
-    ranking), for what works on rows rather than run tables: dev selection, the dev screens. A
-    query with no relevant row counts 0."""
-    from ranx import Qrels, Run, evaluate
-
-    graded = [dict(r) if isinstance(r, dict) else {int(d): 1 for d in np.asarray(r)} for r in relevant]
-    judged = [i for i, g in enumerate(graded) if any(v >= 1 for v in g.values())]
-    names = list(metrics)
-    if not judged:
-        return {m: 0.0 for m in names}
-    qrels = Qrels({str(i): {str(d): int(v) for d, v in graded[i].items() if v >= 1} for i in judged})
-    run = {}
-    for i in judged:
-        row = np.asarray(ranked[i])
-        row = row[row >= 0]
-        run[str(i)] = {str(int(d)): -float(r) for r, d in enumerate(row)} or {"-1": 0.0}  # ranx needs a doc
-    values = evaluate(qrels, Run(run), names, return_mean=False, make_comparable=True)
-    values = values if isinstance(values, dict) else {names[0]: values}
-    return {m: float(np.sum(values[m]) / len(ranked)) for m in names}
 
 
 def per_query_metrics(run_df: pd.DataFrame, qrels_df: pd.DataFrame, dataset: str, corpus_size: int,

@@ -40,10 +40,13 @@ def spherical_kmeans(x: np.ndarray, k: int, seed: int = 0, niter: int = 25) -> n
 def ivf_centroids(x: np.ndarray, k: int, seed: int = 1234) -> np.ndarray:
     """The coarse centroids FAISS-IVF trains on ``x`` (the pipeline's builder, its default seed):
     a one-level tree set to them routes, and ranks leaves for a beam, as that IVF index probes."""
-    from ehi.search.faiss_ann import IVFSearcher
+    import faiss
 
-    searcher = IVFSearcher.build(np.ascontiguousarray(x, dtype=np.float32), nlist=k, seed=seed)
-    return searcher.quantizer.reconstruct_n(0, searcher.quantizer.ntotal)  # the searcher owns the quantizer
+    from ehi.core.ivf import trained_ivf
+
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    quantizer = faiss.downcast_index(trained_ivf(x, min(int(k), len(x)), seed).quantizer)
+    return quantizer.reconstruct_n(0, quantizer.ntotal)
 
 
 def _scale(x: np.ndarray, centroids: np.ndarray) -> float:

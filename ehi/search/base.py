@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ehi.core.ranking import at_budget  # noqa: F401 (the budget rule, re-exported for searchers)
+
 SearchResult = tuple[np.ndarray, np.ndarray, np.ndarray]  # rows, scores, n_scored
 
 
@@ -43,21 +45,6 @@ def log_grid(lo: int, hi: int, n_points: int = 12) -> list[int]:
         return [hi]
     grid = np.unique(np.rint(np.geomspace(lo, hi, n_points)).astype(int))
     return [int(v) for v in grid]
-
-
-BUDGET_RTOL = 1e-9  # a fraction equal to the target but for float rounding is within it
-
-
-def at_budget(frac, target: float, cheapest_if_none: bool = False) -> int | None:
-    """The point a system is read at for a budget: the position of the largest mean fraction
-    scored not above ``target``; among equal fractions the last (a sweep in budget order: the
-    larger budget value). ``None`` when no point is that cheap, or with ``cheapest_if_none`` the
-    cheapest point. Every table, tuning score and dev figure "at a budget" reads its point here."""
-    frac = np.asarray(frac, dtype=np.float64)
-    within = np.flatnonzero(frac <= target * (1 + BUDGET_RTOL))
-    if len(within):
-        return int(within[np.flatnonzero(frac[within] == frac[within].max())[-1]])
-    return int(np.argmin(frac)) if cheapest_if_none and len(frac) else None
 
 
 def pad_results(rows: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -21,6 +21,8 @@ from pathlib import Path
 import faiss
 import numpy as np
 
+from ehi.core.ivf import trained_ivf
+
 from ehi.search.base import Searcher, SearchResult, as_matrix, log_grid, pad_results
 
 INDEX_FILE = "index.faiss"
@@ -90,19 +92,12 @@ class IVFSearcher(FaissSearcher):
     @classmethod
     def build(cls, emb: np.ndarray, nlist: int | None = None, seed: int = 1234,
               spherical: bool = True) -> "IVFSearcher":
-        """Train the coarse quantizer on the corpus itself (no held-out sample: the index is static).
-
-        ``spherical`` renormalises the centroids, so routing by inner product ranks lists by cosine,
-        the same similarity the documents are ranked by.
-        """
+        """Train the coarse quantizer on the corpus itself (no held-out sample: the index is static;
+        ``spherical``: cosine routing, :func:`ehi.core.ivf.trained_ivf`)."""
         emb = as_matrix(emb)
         nlist = min(int(nlist or default_nlist(len(emb))), len(emb))
-        quantizer = faiss.IndexFlatIP(emb.shape[1])
-        index = faiss.IndexIVFFlat(quantizer, emb.shape[1], nlist, faiss.METRIC_INNER_PRODUCT)
-        index.cp.seed = int(seed)
-        index.cp.spherical = bool(spherical)
-        index.train(emb)
-        index.add(emb)  # faiss's wrapper keeps ``quantizer`` alive as long as ``index``
+        index = trained_ivf(emb, nlist, seed, spherical)
+        index.add(emb)
         return cls(index, {"nlist": nlist, "seed": seed, "spherical": spherical})
 
     def search(self, queries: np.ndarray, k: int, budget_value: int) -> SearchResult:

@@ -24,7 +24,7 @@ import torch
 from ehi.model.tree import TreeIndexer
 from ehi.model.tree_init import ivf_centroids, kmeans_init_
 from ehi.model.tree_stats import leaf_size_stats, leaf_sizes
-from ehi.search.base import at_budget
+from ehi.core.ranking import at_budget
 from ehi.train.dev_eval import beam_points, ranking_metrics, top_rows
 
 AUC_BUDGETS = (0.01, 0.02, 0.05, 0.1)

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from ehi.model.tree import TreeIndexer
-from ehi.search.base import at_budget
+from ehi.core.ranking import at_budget
 
 TOP = 100  # ranks kept per query: enough for Recall@100
 
@@ -25,7 +25,7 @@ def ranking_metrics(ranked: np.ndarray, relevant) -> dict[str, float]:
     """nDCG@10 and Recall@100 of ranked doc rows (n, >=100; -1 = no document): the evaluation's
     own (ranx) metrics (:func:`ehi.evaluate.metrics.ranked_rows_metrics`); ``relevant`` per query,
     relevant rows or ``{row: grade}``."""
-    from ehi.evaluate.metrics import ranked_rows_metrics
+    from ehi.core.ranking import ranked_rows_metrics
 
     return ranked_rows_metrics(ranked, relevant, ("ndcg@10", "recall@100"))
 

@@ -26,7 +26,7 @@ import torch
 from ehi.data.judgements import relevant
 from ehi.model.tree_stats import UNBALANCED_MAX_OVER_MEAN, leaf_health, leaf_size_stats, leaf_sizes
 from ehi.model.tree import TreeIndexer
-from ehi.search.base import at_budget
+from ehi.core.ranking import at_budget
 from ehi.train import tree_fit
 from ehi.train.dev_eval import beam_points
 from ehi.train.tree_fit import pair_indexing_loss
