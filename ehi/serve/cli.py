@@ -73,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="bits per PQ code: 4 = fast scan, 8 = IndexIVFPQ (default: 4)")
     export.add_argument("--rerank", type=int, default=0, metavar="R",
                         help="re-score the best R candidates exactly (IndexRefineFlat; default: 0 = off)")
+    export.add_argument("--doc-ids", metavar="CORPUS", default=None,
+                        help="an EHI index directory's document ids: the prepared corpus.parquet it was built on")
+    export.add_argument("--row-ids", action="store_true",
+                        help="an EHI index directory without --doc-ids: export corpus row numbers as ids")
     export.add_argument("-v", "--verbose", action="store_true", help="show the traceback of an error")
     return parser
 
@@ -203,7 +207,8 @@ def _export(args) -> int:
     from ehi.serve.export_faiss import export_faiss
 
     try:
-        exported = export_faiss(args.index, args.out, pq_m=args.pq, nbits=args.nbits, rerank=args.rerank)
+        exported = export_faiss(args.index, args.out, pq_m=args.pq, nbits=args.nbits, rerank=args.rerank,
+                                doc_ids=args.doc_ids, row_ids=args.row_ids)
     except (ExportError, ValueError) as err:
         raise SearchIndexError(str(err)) from None
     meta = exported.meta

@@ -1,7 +1,9 @@
 """``ehi export-faiss`` / :func:`ehi.export_faiss`: write a trained EHI index as a FAISS file.
 
 The source is a search-index directory (``ehi search --index DIR``: its ``docs.parquet`` gives the
-document ids) or a bare EHIIndex directory (``index.json``; ids are then the corpus rows). The
+document ids) or a bare EHIIndex directory (``index.json``), which holds no ids: its export takes
+them from ``doc_ids`` (a prepared ``corpus.parquet``, whose ``doc_id`` column is in corpus row
+order, or a list), or writes the corpus row numbers when asked to with ``row_ids``. The
 output is FILE (``faiss.read_index``), FILE.json (doc ids, query augmentation, what the export
 cannot express) and, for trees of height >= 2, FILE.router.safetensors (EHI's routing, numpy):
 see :mod:`ehi.search.export`.
@@ -17,11 +19,35 @@ from ehi.search.tree_index import EHIIndex
 from ehi.serve.api import SearchIndexError, load_index
 
 
-def _source(index_dir: Path) -> tuple[EHIIndex, list[str] | None]:
+def _bare_ids(index: EHIIndex, index_dir: Path, doc_ids, row_ids: bool) -> list[str] | None:
+    """The document ids of a bare EHIIndex directory's export: given, read, or the rows on request."""
+    n = index.doc_emb.shape[0]
+    if doc_ids is None:
+        if row_ids:
+            return None  # the export's own default: corpus row numbers
+        raise SearchIndexError(f"{index_dir}: an EHI index directory holds no document ids; pass the prepared "
+                               "corpus (--doc-ids resources/<dataset>/data/corpus.parquet) or --row-ids to "
+                               "export corpus row numbers as ids")
+    if isinstance(doc_ids, (str, os.PathLike)):
+        import pandas as pd
+
+        path = Path(doc_ids)
+        try:
+            doc_ids = pd.read_parquet(path, columns=["doc_id"]).doc_id.astype(str).tolist()
+        except (OSError, ValueError, KeyError) as err:
+            raise SearchIndexError(f"{path}: not a prepared corpus with a doc_id column ({err})") from None
+    ids = [str(d) for d in doc_ids]
+    if len(ids) != n:
+        raise SearchIndexError(f"{index_dir}: {n} documents in the index but {len(ids)} document ids given")
+    return ids
+
+
+def _source(index_dir: Path, doc_ids=None, row_ids: bool = False) -> tuple[EHIIndex, list[str] | None]:
     """The index to export, opened with every check ``ehi search`` runs: what search refuses is
     never exported."""
     if (index_dir / "index.json").exists():  # a bare EHIIndex directory
-        return EHIIndex.load(index_dir), None
+        index = EHIIndex.load(index_dir)
+        return index, _bare_ids(index, index_dir, doc_ids, row_ids)
     if (index_dir / "index").is_dir() or (index_dir / "docs.parquet").exists():
         served = load_index(index_dir, device="cpu")
         return served.index, served.doc_ids
@@ -40,16 +66,17 @@ def check_options(pq_m: int | None, nbits: int, rerank: int) -> None:
 
 
 def export_faiss(index_dir: str | os.PathLike, out: str | os.PathLike, pq_m: int | None = None,
-                 nbits: int = 4, rerank: int = 0) -> ExportedIndex:
+                 nbits: int = 4, rerank: int = 0, doc_ids=None, row_ids: bool = False) -> ExportedIndex:
     """Export the EHI index in ``index_dir`` to ``out`` (+ ``out``.json); returns the exported index.
 
     ``pq_m``: product-quantize the leaves with M sub-quantizers (M must divide the dimension) of
     ``nbits`` bits (4: IndexIVFPQFastScan, 8: IndexIVFPQ); ``rerank`` > 0 re-scores the best
     ``rerank`` candidates exactly (IndexRefineFlat). Height 1 is exact in FAISS; height >= 2 is
-    not (see :mod:`ehi.search.export`) and needs the router file written beside.
+    not (see :mod:`ehi.search.export`) and needs the router file written beside. ``doc_ids`` /
+    ``row_ids``: the ids of a bare EHIIndex directory's documents (see the module doc).
     """
     check_options(pq_m, nbits, rerank)
-    index, doc_ids = _source(Path(index_dir))
+    index, doc_ids = _source(Path(index_dir), doc_ids, row_ids)
     exported = ExportedIndex.build(index, doc_ids=doc_ids, pq_m=pq_m, nbits=nbits, rerank=rerank)
     exported.write(out)
     return exported

@@ -55,3 +55,23 @@ def test_api_export_with_pq_and_a_bad_source(search_dir, tmp_path, capsys):
         main(["export-faiss", "--index", str(tmp_path), "--out", str(tmp_path / "x.faiss")])
     with pytest.raises(SystemExit, match="M must divide the embedding dimension"):
         main(["export-faiss", "--index", str(search_dir), "--out", str(tmp_path / "x.faiss"), "--pq", "7"])
+
+
+def test_a_bare_index_directory_exports_real_ids_or_is_refused(search_dir, tmp_path, capsys):
+    """An EHI index directory (what an ablation variant has) holds no document ids: the export takes
+    them from the prepared corpus, writes row numbers only when asked, and otherwise refuses."""
+    bare = search_dir / "index"  # the EHIIndex inside the search index: index.json, no docs.parquet
+    assert (bare / "index.json").exists()
+    corpus = tmp_path / "corpus.parquet"
+    pd.read_parquet(search_dir / "docs.parquet").to_parquet(corpus)
+    with pytest.raises(SystemExit, match="holds no document ids.*--doc-ids") as refused:
+        main(["export-faiss", "--index", str(bare), "--out", str(tmp_path / "none.faiss")])
+    assert "\n" not in str(refused.value)
+    assert not (tmp_path / "none.faiss").exists()
+    assert main(["export-faiss", "--index", str(bare), "--out", str(tmp_path / "ids.faiss"), "--doc-ids", str(corpus)]) == 0
+    ids = json.loads((tmp_path / "ids.faiss.json").read_text())["doc_ids"]
+    assert ids == pd.read_parquet(corpus).doc_id.tolist()
+    assert main(["export-faiss", "--index", str(bare), "--out", str(tmp_path / "rows.faiss"), "--row-ids"]) == 0
+    assert json.loads((tmp_path / "rows.faiss.json").read_text())["doc_ids"][:2] == ["0", "1"]
+    with pytest.raises(SystemExit, match="not a prepared corpus"):
+        main(["export-faiss", "--index", str(bare), "--out", str(tmp_path / "short.faiss"), "--doc-ids", str(tmp_path / "nope.parquet")])

@@ -41,7 +41,7 @@ def test_pairs_route_queries_to_their_documents_leaves(tmp_path):
     rows, _, _ = index.search(queries, beam=1, k=10)
     assert np.mean([t in r for t, r in zip(targets, rows)]) > 0.6  # one leaf of four, its document found
     index.save(tmp_path / "tree")
-    exported = ehi.export_faiss(tmp_path / "tree", tmp_path / "tree.faiss")
+    exported = ehi.export_faiss(tmp_path / "tree", tmp_path / "tree.faiss", doc_ids=[f"d{i}" for i in range(len(docs))])
     assert (tmp_path / "tree.faiss").stat().st_size > 0 and exported is not None
 
 
