@@ -45,7 +45,8 @@ def ivf_centroids(x: np.ndarray, k: int, seed: int = 1234) -> np.ndarray:
     from ehi.core.ivf import trained_ivf
 
     x = np.ascontiguousarray(x, dtype=np.float32)
-    quantizer = faiss.downcast_index(trained_ivf(x, min(int(k), len(x)), seed).quantizer)
+    index = trained_ivf(x, min(int(k), len(x)), seed)  # held: it owns the quantizer the proxy below reads
+    quantizer = faiss.downcast_index(index.quantizer)
     return quantizer.reconstruct_n(0, quantizer.ntotal)
 
 
