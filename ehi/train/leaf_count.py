@@ -62,7 +62,8 @@ def summary_markdown(table: pd.DataFrame, chosen: int, n_docs: int) -> str:
     means = table.groupby(["leaves", "grid"], sort=True)[cols].mean().reset_index()
     top = "" if chosen < means.leaves.max() else (
         f" The chosen count is the grid's top: doubling it would leave fewer than {MIN_DOCS_PER_LEAF} documents a leaf.")
-    return (f"Leaf count on the dev split: the k-means tree on the pretrained embeddings ({n_docs} documents), "
-            f"dev nDCG@10 at 1, 2, 5, 10% scored and their mean (auc), mean of {table.seed.nunique()} k-means "
-            f"seeds; candidates from IVF's nlist grid, doubled while its top won. Chosen: {chosen} leaves.{top}\n\n"
+    return (f"Leaf count on the dev split: the tree set to FAISS-IVF's partition of the pretrained embeddings "
+            f"({n_docs} documents), dev nDCG@10 at 1, 2, 5, 10% scored and their mean (auc), mean of "
+            f"{table.seed.nunique()} IVF k-means seeds; candidates from IVF's nlist grid, doubled while its top won. "
+            f"Chosen: {chosen} leaves.{top}\n\n"
             + means.to_markdown(index=False, floatfmt=".3f") + "\n")
