@@ -2,17 +2,18 @@
 schema key has a description (PyPSA-Eur's test/test_config_schema.py, for this project)."""
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
 import yaml
 
 from ehi.config import SECTIONS, TOP_LEVEL, WORKFLOW_ONLY, WORKFLOW_SET, sections_of
-from ehi.data.sources import SOURCES
+from ehi.data import source_names
 from ehi.data.synthetic import SyntheticConfig
 from ehi.model.tree import PATH_LAYOUTS
 from ehi.search.registry import KINDS, check_systems, system_pattern
-from ehi.train.losses.registry import BUILTIN_SIAMESE_LOSSES
+from ehi.train.losses import names as loss_names
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
@@ -70,17 +71,24 @@ def test_top_level_keys_are_sections_or_known_top_level_values():
         assert plain(SCHEMA["properties"][key]["default"]) == default, key
 
 
-def test_enums_are_the_registries():
+def test_enums_are_the_registries_and_names_follow_their_form():
     train = SCHEMA["properties"]["train"]["properties"]
-    assert train["siamese_loss"]["enum"] == list(BUILTIN_SIAMESE_LOSSES)
     assert train["path_layout"]["enum"] == list(PATH_LAYOUTS)
-    named, by_id = SCHEMA["properties"]["dataset"]["properties"]["source"]["anyOf"]
-    assert named["enum"] == ["synthetic", *SOURCES] and by_id["pattern"].startswith("^ir_datasets:")
+    # losses and sources are the registries' names (checked at parse time, plugins included): the
+    # schema checks their form only, the registration functions' own pattern
+    assert "enum" not in train["siamese_loss"] and train["siamese_loss"]["pattern"] == f"^{loss_names.NAME_PATTERN}$"
+    source = SCHEMA["properties"]["dataset"]["properties"]["source"]
+    assert "enum" not in source and "anyOf" not in source
+    assert source["pattern"].startswith(f"^({source_names.NAME_PATTERN}|{source_names.IR_DATASETS_PREFIX}")
+    for name in loss_names.BUILTIN_SIAMESE_LOSSES:
+        assert re.fullmatch(train["siamese_loss"]["pattern"], name), name
+    for name in (*source_names.source_names(), "ir_datasets:beir/scifact"):
+        assert re.fullmatch(source["pattern"], name), name
+    for bad in ("SciFact", "ir_datasets:", "a b"):
+        assert not re.fullmatch(source["pattern"], bad), bad
 
 
 def test_system_names_are_checked_against_the_ann_registry():
-    import re
-
     item = SCHEMA["properties"]["search"]["properties"]["systems"]["items"]["pattern"]
     for kind in (*KINDS, "tree"):
         assert re.fullmatch(system_pattern(), f"de+{kind}") and re.search(item, f"de+{kind}")

@@ -5,7 +5,7 @@ dimension, IVF/ScaNN list counts against the corpus, and ``dataset.query_split``
 Each needs a fact the schema cannot see: what an encoder name resolves to (a built-in alias, a
 local folder, a hub id; ehi.model.encoder.load_encoder), the encoder's dimension (known for the
 aliases, a local folder and a hub model already in the cache, read from its ``config.json``), and
-the corpus size (ehi.core.config_checks.known_corpus_size). Where a fact is not known yet the
+the corpus size (ehi.config_checks.known_corpus_size). Where a fact is not known yet the
 check is left to the job. Kept light: no torch, no transformers, no network.
 """
 

@@ -70,6 +70,16 @@ def _import(name: str) -> None:
         raise PluginError(f"ehi plugin module {name!r}, named by {_origin(name)}: {why}") from None
 
 
+def resolve(target: str):
+    """The object a ``"module:attribute"`` string names (``attribute`` may be dotted), imported
+    now: light registries name what they register this way, so reading a name costs no import."""
+    module, _, attribute = target.partition(":")
+    value = importlib.import_module(module)
+    for part in attribute.split("."):
+        value = getattr(value, part)
+    return value
+
+
 def load_plugins() -> list[str]:
     """Import every plugin module not imported yet (cheap when there is none); returns them all.
     A module that fails is a :class:`PluginError` naming it and where it was named."""

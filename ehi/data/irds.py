@@ -17,12 +17,13 @@ import os
 import pandas as pd
 
 from ehi.data.dataset import Dataset
+from ehi.data.source_names import IR_DATASETS_PREFIX
 from ehi.data.download import DownloadError
 from ehi.data.validate import assemble
 
 log = logging.getLogger("ehi.data")
 
-PREFIX = "ir_datasets:"
+PREFIX = IR_DATASETS_PREFIX
 SPLIT_IDS = {"train": ("train",), "dev": ("dev/small", "dev"), "test": ("test",)}
 
 

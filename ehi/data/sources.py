@@ -5,6 +5,9 @@ into a :class:`~ehi.data.dataset.Dataset`. Parsers take a local directory, so a 
 (or on another machine) loads through ``dataset.path`` with no download. Fetching, checksums, the
 cache and safe extraction are :mod:`ehi.data.download`'s; without a network a fetch fails within
 seconds, naming the dataset and the config keys that point at a local copy instead.
+
+The names, and the facts the parse-time config checks read, are :mod:`ehi.data.source_names`'s
+(light); :func:`register_source` records a plugin's source there too.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from ehi.data.dataset import Dataset
 from ehi.data.download import (  # noqa: F401  (re-exported)
     TIMEOUT_S, DownloadError, Remote, download, find_root, overridden, safe_extract)
 from ehi.data.irds import is_ir_datasets, load_ir_datasets
+from ehi.data.source_names import SourceFacts, add_source_name
 from ehi.core.plugins import load_plugins
 
 log = logging.getLogger("ehi.data")
@@ -34,6 +38,10 @@ class Source:
     marker: str  # a file at the dataset's root, to find it inside an extracted archive
     remotes: tuple[Remote, ...] = ()
     note: str = ""  # why there is nothing to download, for sources without remotes
+
+    def facts(self) -> SourceFacts:
+        """What the config checks know of this source (ehi.data.source_names)."""
+        return SourceFacts(beir_layout=self.parser is load_beir, downloads=bool(self.remotes))
 
     def hint(self) -> str:
         return (
@@ -128,9 +136,9 @@ SOURCES: dict[str, Source] = {
 
 def register_source(source: Source) -> Source:
     """Add a dataset source (a plugin's, :mod:`ehi.core.plugins`): a parser of a local directory
-    and, optionally, the remotes to fetch it from. A name already taken is an error."""
-    if source.name in SOURCES or source.name == "synthetic":
-        raise ValueError(f"dataset source {source.name!r} is already registered")
+    and, optionally, the remotes to fetch it from. A name already taken is an error. The name
+    (and the source's facts) go to the light table the config checks read."""
+    add_source_name(source.name, source.facts())
     SOURCES[source.name] = source
     return source
 

@@ -20,7 +20,6 @@ imports this module to constrain its ``system`` wildcard, and must not pay for f
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import os
@@ -33,7 +32,7 @@ import numpy as np
 
 from ehi.core.config import canonical
 from ehi.core.errors import ConfigError
-from ehi.core.plugins import load_plugins
+from ehi.core.plugins import load_plugins, resolve
 from ehi.search.base import Searcher, SearchResult, log_grid
 from ehi.search.config import SearchConfig
 
@@ -69,22 +68,14 @@ class AnnKind:
     from_shards: str | None = None  # "module:function"(shards, train_size, seed, **params); None: to_array
 
     def searcher_class(self) -> type[Searcher]:
-        return _resolve(self.searcher)
+        return resolve(self.searcher)
 
     def shard_builder(self) -> Callable | None:
         """The builder from embedding shards, or None: build from the shards' full array."""
-        return _resolve(self.from_shards) if self.from_shards else None
+        return resolve(self.from_shards) if self.from_shards else None
 
     def rule_settings_keys(self) -> tuple[str, ...]:
         return COMMON_SETTINGS + (("tune_split",) if self.tuned else ()) + self.settings_keys
-
-
-def _resolve(target: str):
-    module, _, attribute = target.partition(":")
-    value = importlib.import_module(module)
-    for part in attribute.split("."):
-        value = getattr(value, part)
-    return value
 
 
 def _ivf_grid(n_docs, s):
@@ -227,7 +218,7 @@ def __getattr__(name):
                "HNSWSearcher": f"{_FAISS}:HNSWSearcher", "ScannSearcher": f"{_SCANN}:ScannSearcher",
                "IVFPQSearcher": "ehi.search.faiss_pq:IVFPQSearcher"}
     if name in classes:
-        return _resolve(classes[name])
+        return resolve(classes[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -11,7 +11,7 @@ from ehi.core.config_values import (TINY_RANDOM, check_list_sizes, check_pq_m, c
                                     encoder_dim)
 from ehi.core.errors import ConfigError
 from ehi.search.registry import rule_settings
-from tests.core.test_config_checks import config
+from tests.test_config_checks import config
 
 
 def reads(cfg):

@@ -34,7 +34,7 @@ def test_branching_auto_passes_the_schema_for_a_one_level_tree_only():
     import yaml
     from snakemake.utils import validate
 
-    from ehi.core.config_checks import check_config
+    from ehi.config_checks import check_config
     from ehi.core.errors import ConfigError
 
     repo = Path(__file__).resolve().parents[2]

@@ -5,7 +5,7 @@ import pandas as pd
 from snakemake.utils import Paramspace
 
 from ehi.core.versions import STAGES, upstream_versions
-from ehi.core.config_checks import check_config, known_corpus_size
+from ehi.config_checks import check_config, known_corpus_size
 from ehi.core.config_values import check_values
 from ehi.evaluate.metric_registry import families as metric_families
 from ehi.core.errors import exit_on_user_error

@@ -13,7 +13,8 @@ count as negatives (default: every non-positive), so padding or unjudged columns
   t depends on every score; its gradient comes from the implicit function theorem
   (:class:`_TopkThreshold`). Treating t as a constant gives a wrong gradient (see the tests).
 
-``SIAMESE_OPTIONS`` adapts both to the pair layout of :data:`ehi.train.losses.objective.SIAMESE_LOSSES`.
+``SIAMESE_OPTIONS`` adapts both to the pair layout of :data:`ehi.train.losses.registry.SIAMESE_LOSSES`
+(whose names are :mod:`ehi.train.losses.names`).
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ def soft_topk_loss(scores: torch.Tensor, positive_mask: torch.Tensor, k: float =
     return -(log_op * pos).sum() / pos.sum().clamp(min=1)
 
 
-# ---- adapters for ehi.train.losses.objective.SIAMESE_LOSSES --------------------------------------------------
+# ---- adapters for ehi.train.losses.registry.SIAMESE_LOSSES ---------------------------------------------------
 # The registry's layout is one row per (query, positive) pair: pos (n,) the pair's similarity,
 # neg (n, m) similarities to every batch document, mask (n, m) the valid negatives (documents not
 # judged relevant to the query; the pair's own positive and the query's other positives are

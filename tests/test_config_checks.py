@@ -9,10 +9,10 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from ehi.core.config_checks import METRIC_NAMES, NEEDS_CUTOFF, check_config, check_metrics
+from ehi.config_checks import METRIC_NAMES, NEEDS_CUTOFF, check_config, check_metrics
 from ehi.core.errors import ConfigError
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 
 
@@ -128,7 +128,7 @@ def test_dev_evaluation_needs_a_dev_split_and_dev_selection_needs_dev_evaluation
 
 
 def test_a_manifest_recorded_without_an_unset_query_split_is_this_config(tmp_path):
-    from ehi.core.config_checks import recorded_config
+    from ehi.config_checks import recorded_config
 
     cfg = config()
     assert "query_split" in cfg["dataset"] and cfg["dataset"]["query_split"] is None  # the schema fills it

@@ -2,13 +2,18 @@
 is parsed, so that ``snakemake -n`` refuses a config that would otherwise fail in a job hours
 later, after training. Each problem is a :class:`ConfigError` naming the key.
 
-The schema checks each key alone. These check keys against each other and against what is known
-before any job runs: the tree's B^H leaves of the main setting and of every ablation row, the
-synthetic generator's corpus size and split shares, which qrels files a local BEIR copy has, and
-the queries per split of an already prepared dataset (its manifest). Where a fact is not known
-at parse time (a download not fetched yet) the check is left to the job.
+The schema checks each key alone, and the form of a name only. These check names against the
+registries (dataset sources, L_siamese losses, searches; plugins included, so that a plugin's
+name needs no schema edit) and keys against each other and against what is known before any job
+runs: the tree's B^H leaves of the main setting and of every ablation row, the synthetic
+generator's corpus size and split shares, which qrels files a local BEIR copy has, and the
+queries per split of an already prepared dataset (its manifest). Where a fact is not known at
+parse time (a download not fetched yet) the check is left to the job.
 
-Kept light on purpose (the Snakefile imports it on every parse): no torch, no pandas.
+At the package root because it reads the registries of several stages, and kept light on purpose
+(the Snakefile imports it on every parse): the registries' name-only tables
+(:mod:`ehi.data.source_names`, :mod:`ehi.train.losses.names`, :mod:`ehi.search.registry`), no
+torch, no pandas.
 """
 
 from __future__ import annotations
@@ -23,15 +28,15 @@ import yaml
 
 from ehi.core.errors import ConfigError
 from ehi.core.schemas import SPLITS
+from ehi.data.source_names import IR_DATASETS_PREFIX, source_facts, source_names
+from ehi.search.registry import TREES, ann_kind, kinds
+from ehi.train.losses.names import siamese_loss_names
 
 # ranx's metric names (ranx.metrics.metric_switch), plus psp@k (ehi.evaluate.xmc); a cutoff is
 # "@k" with k >= 1 (without one, a metric reads the whole ranking)
 METRIC_NAMES = ("hits", "hit_rate", "precision", "recall", "f1", "mrr", "map", "dcg", "dcg_burges", "ndcg",
                 "ndcg_burges", "r-precision", "bpref", "psp")
 NEEDS_CUTOFF = ("psp",)
-UNTUNED_SEARCHES = ("exact", "tree", "tree-pq")  # every other search tunes its build parameters on search.tune_split
-BEIR_LAYOUT_SOURCES = ("beir", "scifact", "fiqa", "nfcorpus")  # dataset.path holds qrels/<split>.tsv
-LOCAL_ONLY_SOURCES = ("beir",)  # no download: dataset.path is required
 
 
 def check_config(config: dict, schema_path: str | os.PathLike, data_dir: str | os.PathLike | None = None,
@@ -39,13 +44,14 @@ def check_config(config: dict, schema_path: str | os.PathLike, data_dir: str | o
     """Every check below; ``config`` is already validated against (and filled from) the schema,
     ``data_dir`` is where the dataset is (or will be) prepared, ``metric_families`` the registered
     metric families beyond ranx's (ehi.evaluate.metric_registry.families: plugins included; passed
-    in because this module sits below the evaluation stage)."""
+    in because that registry imports pandas)."""
     train_schema = yaml.safe_load(Path(schema_path).read_text())["properties"]["train"]
     check_source(config["dataset"])
     check_metrics(config["evaluation"]["metrics"], metric_families)
     trains = variant_trains(config, train_schema)
     n_docs = known_corpus_size(config["dataset"], data_dir)
     for where, train in trains.items():
+        check_loss(where, train)
         check_tree(config, where, train, n_docs)
         if train.get("select") == "dev" and not train.get("dev_eval"):
             raise ConfigError(f"config {where}.select: dev picks the best dev epoch, which needs {where}.dev_eval: true")
@@ -53,11 +59,26 @@ def check_config(config: dict, schema_path: str | os.PathLike, data_dir: str | o
 
 
 def check_source(dataset: dict) -> None:
-    """A source that downloads nothing needs the local copy it reads."""
-    if dataset["source"] in LOCAL_ONLY_SOURCES and not dataset.get("path"):
-        raise ConfigError(f"config dataset.path: source {dataset['source']!r} reads a local BEIR directory and "
-                          "downloads nothing; set dataset.path to it, or name a source that downloads "
-                          "(scifact, fiqa, nfcorpus, msmarco, ..., or ir_datasets:<id>)")
+    """A registered source (or ir_datasets:<id>); one that downloads nothing needs the local copy it reads."""
+    source = dataset["source"]
+    if source.startswith(IR_DATASETS_PREFIX):
+        return  # the ir_datasets package knows its ids; preparation names an unknown one
+    if source not in source_names():
+        raise ConfigError(f"config dataset.source: unknown source {source!r}; known: {', '.join(source_names())}, "
+                          f"or {IR_DATASETS_PREFIX}<id>")
+    facts = source_facts(source)
+    if facts is not None and not facts.downloads and not dataset.get("path"):
+        downloading = [name for name in source_names()[1:] if source_facts(name).downloads]
+        raise ConfigError(f"config dataset.path: source {source!r} reads a local copy and downloads nothing; set "
+                          f"dataset.path to it, or name a source that downloads ({', '.join(downloading)}, or "
+                          f"{IR_DATASETS_PREFIX}<id>)")
+
+
+def check_loss(where: str, train: dict) -> None:
+    """The L_siamese of one variant (``where``: its config key) is a registered one."""
+    if train["siamese_loss"] not in siamese_loss_names():
+        raise ConfigError(f"config {where}.siamese_loss: unknown L_siamese {train['siamese_loss']!r}; known: "
+                          f"{', '.join(siamese_loss_names())}")
 
 
 def check_metrics(metrics: list[str], extra_families=()) -> None:
@@ -169,7 +190,7 @@ def known_splits(dataset: dict, data_dir=None) -> tuple[dict[str, bool], str] | 
         has = {s: math.floor(f / sum(shares) * n) > 0 for s, f in zip(SPLITS, shares)}
         has["train"] = True
         found, where = has, "dataset.synthetic.split_fractions"
-    elif dataset["source"] in BEIR_LAYOUT_SOURCES and dataset.get("path"):
+    elif (facts := source_facts(dataset["source"])) is not None and facts.beir_layout and dataset.get("path"):
         qrels = Path(dataset["path"]).expanduser() / "qrels"
         if not qrels.is_dir():
             return None  # preparation names the missing directory
@@ -181,12 +202,17 @@ def known_splits(dataset: dict, data_dir=None) -> tuple[dict[str, bool], str] | 
     return found, where
 
 
+def untuned_searches() -> tuple[str, ...]:
+    """The searches that tune nothing on search.tune_split: EHI's trees and the untuned ANNS kinds (exact)."""
+    return (*TREES, *(name for name in kinds() if not ann_kind(name).tuned))
+
+
 def check_splits(config: dict, known: tuple[dict[str, bool], str] | None, trains: dict[str, dict]) -> None:
     """Evaluated, tuning, training and dev-evaluation splits: valid names, tuning never on the
     evaluated split, and each needed split present where that is known."""
     evaluated, tune = config["evaluation"]["split"], config["search"]["tune_split"]
     systems = [*config["search"]["systems"], *(config["ablation_systems"] if config["ablations"] else [])]
-    tuned = [s for s in systems if s.split("+", 1)[1] not in UNTUNED_SEARCHES]
+    tuned = [s for s in systems if s.split("+", 1)[1] not in untuned_searches()]
     needed = {"evaluation.split": evaluated}  # config key -> the split it needs
     if tuned:
         needed["search.tune_split"] = tune

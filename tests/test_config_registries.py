@@ -1,0 +1,133 @@
+"""Config names follow the registries: a plugin's loss or dataset source passes the parse-time
+checks with the shipped schema (no schema edit), an unknown one is refused in one line listing
+the known names, and the name-only tables the checks read agree with the registries they stand
+for, without importing them (no torch at parse time)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ehi.config_checks import check_config
+from ehi.core.plugins import resolve
+from ehi.data import source_names
+from ehi.train.losses import names as loss_names
+from tests.test_config_checks import SCHEMA, config, refused
+
+REPO = Path(__file__).resolve().parents[1]
+PLUGIN_DIR = REPO / "tests" / "plugins"
+PLUGIN = "ehi_toy_loss_source"
+BUILTIN_LOSSES = "triplet, infonce, softmax, decoupled_softmax, soft_topk"
+BUILTIN_SOURCES = "synthetic, beir, scifact, fiqa, nfcorpus, msmarco, nq320k, lf-amazontitles-131k"
+
+
+@pytest.fixture
+def toy_plugin(monkeypatch):
+    """The toy plugin loaded into this process; its registrations removed afterwards."""
+    from ehi.core import plugins
+    from ehi.data import sources
+    from ehi.train.losses import registry
+
+    monkeypatch.syspath_prepend(str(PLUGIN_DIR))
+    monkeypatch.setenv(plugins.ENV, PLUGIN)
+    plugins.load_plugins()
+    yield
+    registry.SIAMESE_LOSSES.pop("toy-hinge", None)
+    loss_names._TARGETS.pop("toy-hinge", None)
+    sources.SOURCES.pop("toy-beir", None)
+    source_names._SOURCES.pop("toy-beir", None)
+    plugins._loaded.remove(PLUGIN)
+    sys.modules.pop(PLUGIN, None)
+
+
+def beir_copy(root: Path, splits=("train", "dev", "test")) -> Path:
+    (root / "qrels").mkdir(parents=True)
+    for split in splits:
+        (root / "qrels" / f"{split}.tsv").write_text("query-id\tcorpus-id\tscore\n")
+    return root
+
+
+def test_a_plugin_loss_and_source_pass_the_checks_with_the_shipped_schema(toy_plugin, tmp_path):
+    toy = {"dataset": {"name": "toy", "source": "toy-beir", "path": str(beir_copy(tmp_path / "toy"))},
+           "train": {"siamese_loss": "toy-hinge"}, "ablations": {"loss": [{"siamese_loss": "triplet"}]}}
+    check_config(config(toy), SCHEMA)  # config() validates against the schema as the Snakefile does
+    check_config(config({"ablations": {"loss": [{"siamese_loss": "toy-hinge"}]}}), SCHEMA)
+    # the source's facts come from its Source: a BEIR copy read locally, nothing to download
+    assert "config dataset.path: source 'toy-beir' reads a local copy and downloads nothing" \
+        in refused(config({"dataset": {"source": "toy-beir"}}))
+    why = refused(config({"dataset": {"name": "toy", "source": "toy-beir", "path": str(beir_copy(tmp_path / "nodev", ("train", "test")))}}))
+    assert why.startswith("config search.tune_split: dataset 'toy' has no 'dev' queries according to the qrels files")
+    # and the job-time side takes the same name
+    from ehi.train.config import TrainConfig
+    from ehi.train.losses.registry import SIAMESE_LOSSES
+
+    assert TrainConfig.from_dict({"siamese_loss": "toy-hinge"}).siamese_loss == "toy-hinge"
+    assert SIAMESE_LOSSES["toy-hinge"] is resolve(loss_names.loss_targets()["toy-hinge"])
+
+
+def test_the_dry_run_schedules_a_plugin_loss_and_source(tmp_path):
+    toy = tmp_path / "toy.yaml"
+    toy.write_text(f"dataset: {{name: toy, source: toy-beir, path: {beir_copy(tmp_path / 'copy')}}}\n"
+                   "train: {siamese_loss: toy-hinge}\nablations: {}\n")
+    env = {**os.environ, "EHI_PLUGINS": PLUGIN, "HF_HUB_OFFLINE": "1",
+           "PYTHONPATH": os.pathsep.join([str(PLUGIN_DIR), str(REPO), os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path / "work"),
+           "-n", "train_all", "--configfile", str(REPO / "config" / "test" / "test.yaml"), str(toy)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    assert "train_ehi" in proc.stdout and "prepare_data" in proc.stdout
+
+
+def test_an_unknown_loss_or_source_is_one_line_listing_the_known_names():
+    assert refused(config({"train": {"siamese_loss": "hinge"}})) == \
+        f"config train.siamese_loss: unknown L_siamese 'hinge'; known: {BUILTIN_LOSSES}"
+    assert refused(config({"ablations": {"loss": [{"siamese_loss": "triplet"}, {"siamese_loss": "hinge"}]}})) == \
+        f"config ablations.loss[1].siamese_loss: unknown L_siamese 'hinge'; known: {BUILTIN_LOSSES}"
+    assert refused(config({"dataset": {"source": "scifcat"}})) == \
+        f"config dataset.source: unknown source 'scifcat'; known: {BUILTIN_SOURCES}, or ir_datasets:<id>"
+
+
+def test_a_refusal_lists_the_plugins_names_too(toy_plugin):
+    assert refused(config({"train": {"siamese_loss": "hinge"}})).endswith(f"known: {BUILTIN_LOSSES}, toy-hinge")
+    assert f"known: {BUILTIN_SOURCES}, toy-beir, or ir_datasets:<id>" in refused(config({"dataset": {"source": "scifcat"}}))
+
+
+def test_a_registered_name_is_never_taken_twice_nor_outside_the_schema_form():
+    from ehi.data.sources import SOURCES, register_source
+    from ehi.train.losses.registry import register_siamese_loss
+
+    with pytest.raises(ValueError, match="already registered"):
+        register_siamese_loss("triplet", lambda pos, neg, mask, **kw: pos.sum())
+    with pytest.raises(ValueError, match="lower-case letters"):
+        register_siamese_loss("Hinge", lambda pos, neg, mask, **kw: pos.sum())
+    with pytest.raises(ValueError, match="already registered"):
+        register_source(SOURCES["scifact"])
+    assert "Hinge" not in loss_names.siamese_loss_names()
+
+
+def test_the_name_tables_are_the_registries():
+    from ehi.data.sources import SOURCES
+    from ehi.train.losses.registry import SIAMESE_LOSSES
+
+    targets = loss_names.loss_targets()
+    assert tuple(targets) == tuple(SIAMESE_LOSSES)
+    for name, target in targets.items():
+        assert resolve(target) is SIAMESE_LOSSES[name], name
+    assert source_names.source_names() == ("synthetic", *SOURCES)
+    assert source_names.BUILTIN_SOURCES == tuple(SOURCES)
+    for name, source in SOURCES.items():
+        assert source_names.source_facts(name) == source.facts(), name
+
+
+def test_the_checks_import_neither_torch_nor_the_heavy_registries():
+    code = ("import sys, yaml; from snakemake.utils import validate; from ehi.config_checks import check_config; "
+            f"cfg = yaml.safe_load(open({str(REPO / 'config' / 'test' / 'test.yaml')!r})); validate(cfg, {str(SCHEMA)!r}); "
+            f"check_config(cfg, {str(SCHEMA)!r}); "
+            "heavy = [m for m in ('torch', 'ehi.train.losses.registry', 'ehi.data.sources') if m in sys.modules]; "
+            "assert not heavy, heavy")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("EHI_PLUGINS", None)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
