@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ehi.data.dataset import Dataset, doc_texts
+from ehi.model import embed_cache
 from ehi.model.encoder import load_encoder
 from ehi.core.io import atomic_path
 
@@ -32,18 +33,28 @@ def load_array(path: str | os.PathLike) -> np.ndarray:
 
 
 def embed_dataset(
-    model_dir: str | os.PathLike, dataset: Dataset, max_length: int, batch_size: int, device: str = "auto"
+    model_dir: str | os.PathLike, dataset: Dataset, max_length: int, batch_size: int, device: str = "auto",
+    cache_dir: str | os.PathLike | None = None, version: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, dict]:
-    """(corpus embeddings, query embeddings, timing facts) with the encoder saved in ``model_dir``."""
+    """(corpus embeddings, query embeddings, timing facts) with the encoder saved in ``model_dir``.
+    With ``cache_dir``, embeddings of the same weights and texts are computed once (ehi.model.embed_cache)."""
     encoder = load_encoder(str(model_dir), max_length=max_length, device=device)
+    texts, query_texts = doc_texts(dataset.corpus), dataset.queries.text.astype(str).tolist()
+    key = embed_cache.cache_key(encoder, texts, query_texts, version) if cache_dir else None
+    hit = embed_cache.lookup(cache_dir, key) if key else None
+    if hit is not None:
+        log.info("embeddings of these weights and texts reused from %s", Path(cache_dir) / key)
+        return hit
     start = time.perf_counter()
-    docs = encoder.encode(doc_texts(dataset.corpus), batch_size=batch_size, progress="corpus")
+    docs = encoder.encode(texts, batch_size=batch_size, progress="corpus")
     doc_seconds = time.perf_counter() - start
     start = time.perf_counter()
-    queries = encoder.encode(dataset.queries.text.astype(str).tolist(), batch_size=batch_size, progress="queries")
+    queries = encoder.encode(query_texts, batch_size=batch_size, progress="queries")
     query_seconds = time.perf_counter() - start
     log.info("embedded %d documents in %.1f s (%.1f docs/s)", len(docs), doc_seconds, len(docs) / max(doc_seconds, 1e-9))
     facts = {"doc_seconds": doc_seconds, "query_seconds": query_seconds, "device": str(encoder.device)}
+    if key:
+        embed_cache.store(cache_dir, key, docs, queries, facts)
     return docs, queries, facts
 
 

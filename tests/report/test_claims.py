@@ -52,8 +52,9 @@ def test_a_significant_shortfall_fails_both_the_claim_and_its_significance(tmp_p
 
 def test_shipped_claims_file_and_command(tmp_path, capsys):
     spec = load_claims()
-    assert set(spec["claims"]) == {"a", "b", "c", "e", "f"}
+    assert set(spec["claims"]) == {"a", "b", "c", "e", "f", "g"}
     assert spec["claims"]["f"]["system"] == "ehi-warm+tree"  # the stabilised tree (evaluation.variant_systems)
+    assert spec["claims"]["g"]["system"] == "ehi-floor+tree" and "ehi+faiss-ivf" in spec["claims"]["g"]["versus"]
     rows = [row(0.1, "ehi+tree", "de+faiss-ivf", 0.5, 0.4, 0.01), row(0.1, "ehi-warm+tree", "de+faiss-ivf", 0.395, 0.4, 0.5)]
     assert main([str(results(tmp_path, rows)), "--out", str(tmp_path / "out" / "claims")]) == 0
     printed = capsys.readouterr().out

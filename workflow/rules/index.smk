@@ -19,6 +19,8 @@ rule embed:
         max_length=config["encoder"]["max_length"],
         batch_size=config["encoder"]["batch_size"],
         version=VERSIONS["embed"],
+        # embeddings of identical weights (a frozen encoder, a DE kept at epoch 0) are computed once
+        cache_dir=f"{R}/cache/embeddings",
     log:
         f"logs/{DS}/{{variant}}/embed_{{model}}.log",
     benchmark:

@@ -31,6 +31,7 @@ rule train_ehi:
         train=lambda w: train_params(w.variant, "ehi"),
         encoder=config["encoder"]["name"],
         version=VERSIONS["train"],
+        layer_cache=f"{R}/cache/layers",  # one frozen-layer cache for every training of the dataset
     log:
         f"logs/{DS}/{{variant}}/train_ehi.log",
     benchmark:
@@ -46,7 +47,7 @@ rule train_ehi:
         f" else launch={PYTHON}; fi;"
         f" $launch {TRAIN_SCRIPT} --data-dir {{params.data_dir:q}} --encoder {{params.encoder:q}}"
         " --train {params.train:q} --out-dir $(dirname {output.encoder:q})"
-        " --log-table {output.log_table:q} --threads {threads} 2> {log:q}"
+        " --log-table {output.log_table:q} --threads {threads} --layer-cache-dir {params.layer_cache:q} 2> {log:q}"
 
 
 use rule train_ehi as train_de with:
@@ -60,6 +61,7 @@ use rule train_ehi as train_de with:
         train=lambda w: train_params(w.variant, "de"),
         encoder=config["encoder"]["name"],
         version=VERSIONS["train"],
+        layer_cache=f"{R}/cache/layers",
     log:
         f"logs/{DS}/{{variant}}/train_de.log",
     benchmark:

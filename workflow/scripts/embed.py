@@ -13,7 +13,8 @@ from ehi.core.io import write_table  # noqa: E402
 log = setup(snakemake)  # noqa: F821
 p, out = snakemake.params, snakemake.output  # noqa: F821
 dataset = Dataset.read(p.data_dir)
-docs, queries, facts = embed_dataset(p.encoder, dataset, p.max_length, p.batch_size)
+docs, queries, facts = embed_dataset(p.encoder, dataset, p.max_length, p.batch_size,
+                                      cache_dir=p.cache_dir, version=p.version)
 save_array(docs, out.corpus)
 save_array(queries, out.queries)
 timings = timing_frame(p.dataset, snakemake.wildcards.model, facts, len(docs), len(queries), snakemake.threads)  # noqa: F821

@@ -30,7 +30,26 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--out-dir", required=True, help="run folder: checkpoint/, encoder/, indexer.*")
     parser.add_argument("--log-table", required=True, help="where the epoch log (Parquet) is copied")
     parser.add_argument("--threads", type=int, default=1, help="CPU threads of the job, shared by its processes")
+    parser.add_argument("--layer-cache-dir", default=None,
+                        help="folder shared by a dataset's trainings for the frozen layers' outputs (train.freeze_layers)")
     return parser.parse_args(argv)
+
+
+def share_layer_cache(work_dir: Path, root: Path, cfg) -> None:
+    """Point the run's ``layer_cache`` at a folder every training of the dataset with the same frozen
+    layers shares (seeds, variants): the cache checks its fingerprint (texts, frozen weights, length)
+    and rebuilds on a mismatch, so sharing never serves another encoder's states."""
+    shared = (root / f"k{cfg.freeze_layers}-{cfg.layer_cache_dtype}-len{cfg.max_length}").resolve()
+    shared.mkdir(parents=True, exist_ok=True)
+    link = work_dir / "layer_cache"
+    if link.is_symlink() and link.resolve() == shared:
+        return
+    if link.is_symlink() or link.is_file():
+        link.unlink()
+    elif link.exists():
+        shutil.rmtree(link)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(shared, target_is_directory=True)
 
 
 def main(args: argparse.Namespace, configure_logging: bool = True) -> None:
@@ -64,6 +83,8 @@ def main(args: argparse.Namespace, configure_logging: bool = True) -> None:
     encoder = load_encoder(args.encoder, max_length=cfg.max_length, device=cfg.device, seed=cfg.seed)
     if ctx.is_main:
         set_aside_stale_checkpoint(work_dir, cfg)  # a changed config retrains from scratch
+        if args.layer_cache_dir and cfg.freeze_layers:
+            share_layer_cache(work_dir, Path(args.layer_cache_dir), cfg)
     ctx.barrier()
     train(dataset, encoder, cfg, work_dir, split="train", resume=True, progress=ctx.is_main)
     if ctx.is_main:
@@ -79,7 +100,8 @@ if "snakemake" in globals():  # run as a Snakemake script: the same values from 
     setup(sm)
     main(argparse.Namespace(data_dir=sm.params.data_dir, encoder=sm.params.encoder, train=dict(sm.params.train),
                             out_dir=str(Path(sm.output.encoder).parent), log_table=sm.output.log_table,
-                            threads=sm.threads), configure_logging=False)
+                            threads=sm.threads, layer_cache_dir=getattr(sm.params, "layer_cache", None)),
+         configure_logging=False)
 elif __name__ == "__main__":
     from ehi.core.errors import report_uncaught
 
