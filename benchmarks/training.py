@@ -68,10 +68,10 @@ def _step_runner(data, encoder, hard: bool, use_tree: bool, batch_size: int, max
                       n_hard_negatives=2, diagnostics=False, device="cpu", lambda_neighbour=0.0)
     enc = copy.deepcopy(encoder)  # each model its own weights and optimizer state
     indexer = TreeIndexer(enc.dim, cfg.height, cfg.branching) if use_tree else None
-    cache = refresh_cache(data, enc, indexer, cfg) if hard else {}
+    cache = refresh_cache(data, enc, indexer, cfg) if hard else None  # in-batch negatives read no cache
     if indexer is not None and hard:
-        indexer.standardize_(cache["doc_emb"])
-        cache["doc_leaf"] = indexer.assign_leaves(cache["doc_emb"])
+        indexer.standardize_(cache.doc_emb)
+        cache.doc_leaf = indexer.assign_leaves(cache.doc_emb)
     opt, _ = make_optimizer(enc, indexer, cfg, total_steps=1000)
     device = torch.device("cpu")
     order = np.random.default_rng(0).permutation(len(data.pair_q))

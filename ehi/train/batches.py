@@ -1,13 +1,14 @@
 """What a training loop reads: a split as row indices, and the cache of embeddings and leaves.
 
-The cache (corpus and query embeddings, each document's leaf) is what the negative miners read. It
-is refreshed every ``reindex_every`` epochs (re-embed the corpus, one indexer pass) and, in
-between, updated lazily with the fresh values of the documents each batch saw (ehi.train.step).
+The cache (:class:`EmbeddingCache`: corpus and query embeddings, each document's leaf) is what the
+negative miners read. It is refreshed every ``reindex_every`` epochs (re-embed the corpus, one
+indexer pass) and, in between, updated lazily with the fresh values of the documents each batch
+saw (ehi.train.step).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
@@ -77,28 +78,48 @@ class TrainData:
                    grades=grades)
 
 
-def refresh_cache(data: TrainData, encoder: Encoder, indexer: TreeIndexer | None, cfg: TrainConfig) -> dict:
+@dataclass
+class EmbeddingCache:
+    """The split's embeddings as the encoder last saw them, and each document's leaf: what the
+    negative miners, the tree-only updates, L_neighbour and dev evaluation read."""
+
+    doc_emb: np.ndarray  # (N, d) corpus embeddings
+    q_emb: np.ndarray  # (Q, d) the split's query embeddings
+    doc_leaf: np.ndarray | None = None  # (N,) each document's leaf; None without a tree
+    doc_knn: np.ndarray | None = None  # (N, k) nearest documents, built on first use (ehi.train.neighbours)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The arrays that are set, by field name: what a checkpoint's cache.safetensors holds."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "EmbeddingCache":
+        unknown = sorted(set(arrays) - {f.name for f in fields(cls)})
+        if unknown or not {"doc_emb", "q_emb"} <= set(arrays):
+            raise ValueError("an embedding cache holds doc_emb, q_emb and optionally doc_leaf, doc_knn; "
+                             f"got {sorted(arrays)}")
+        return cls(**arrays)
+
+
+def refresh_cache(data: TrainData, encoder: Encoder, indexer: TreeIndexer | None, cfg: TrainConfig) -> EmbeddingCache:
     """Re-embed corpus and queries and reassign leaves: what the negative miners read."""
     ctx = distributed.context()
     if ctx.active:
         return _refresh_cache_sharded(data, encoder, indexer, cfg, ctx)
     doc_emb = encode_all(encoder, data.doc_texts, data.doc_layers, cfg.encode_batch_size)  # (N, d)
-    cache = {"doc_emb": doc_emb, "q_emb": encode_all(encoder, data.query_texts, data.query_layers,
-                                                       cfg.encode_batch_size)}
-    if indexer is not None:
-        cache["doc_leaf"] = indexer.assign_leaves(doc_emb)  # (N,)
-    return cache
+    q_emb = encode_all(encoder, data.query_texts, data.query_layers, cfg.encode_batch_size)  # (Q, d)
+    return EmbeddingCache(doc_emb, q_emb, indexer.assign_leaves(doc_emb) if indexer is not None else None)
 
 
-def _refresh_cache_sharded(data, encoder, indexer, cfg, ctx) -> dict:
+def _refresh_cache_sharded(data, encoder, indexer, cfg, ctx) -> EmbeddingCache:
     """refresh_cache over W ranks: each encodes (and routes) its contiguous shard; all gather."""
     device = encoder.device
-    cache = {}
+    gathered = {}
     for key, texts in (("doc_emb", data.doc_texts), ("q_emb", data.query_texts)):
         a, b = distributed.shard_bounds(len(texts), ctx)
         local = encoder.encode(texts[a:b], cfg.encode_batch_size)  # (n_r, d)
         if key == "doc_emb" and indexer is not None:
             leaf = indexer.assign_leaves(local) if len(local) else np.empty(0, np.int64)
-            cache["doc_leaf"] = distributed.gather_array(leaf, len(texts), ctx, device)
-        cache[key] = distributed.gather_array(local, len(texts), ctx, device)
-    return {k: cache[k] for k in ("doc_emb", "q_emb", "doc_leaf") if k in cache}
+            gathered["doc_leaf"] = distributed.gather_array(leaf, len(texts), ctx, device)
+        gathered[key] = distributed.gather_array(local, len(texts), ctx, device)
+    return EmbeddingCache(**gathered)

@@ -21,6 +21,7 @@ from safetensors.torch import save_file
 
 from ehi.core.io import atomic_dir, write_parquet
 from ehi.core.weights import WeightsError, load_weights, read_tensors
+from ehi.train.batches import EmbeddingCache
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ def save_checkpoint(path, encoder, indexer, opt, sched, cfg, epoch, step, rows, 
             tensors[f"rng.cuda.{i}"] = s
         save_file(tensors, str(tmp / "trainer_state.safetensors"))
         if cache is not None:
-            save_file({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in cache.items()},
+            save_file({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in cache.arrays().items()},
                       str(tmp / "cache.safetensors"))
         state = {"epoch": epoch, "step": step, "config": cfg.to_dict(), "optimizer": opt_meta,
                  "scheduler": sched.state_dict(), "python_random": random.getstate(), "log": rows, **extra}
@@ -110,7 +111,8 @@ def load_checkpoint(path, encoder, indexer, opt, sched, cfg, tree_updates=None) 
     random.setstate((version, tuple(inner), gauss))
     cache = None
     if (path / "cache.safetensors").exists():
-        cache = {k: v.numpy().copy() for k, v in read_tensors(path / "cache.safetensors").items()}
+        arrays = read_tensors(path / "cache.safetensors")
+        cache = EmbeddingCache.from_arrays({k: v.numpy().copy() for k, v in arrays.items()})
     log.info("resumed from %s at epoch %d, step %d", path, state["epoch"], state["step"])
     return {"epoch": state["epoch"], "step": state["step"], "cache": cache, "log": state["log"]}
 

@@ -38,7 +38,7 @@ from ehi.model.tree_init import ivf_centroids, kmeans_init_
 from ehi.model.tree_stats import tree_diagnostics
 from ehi.train import distributed
 from ehi.train import progress as progress_lines
-from ehi.train.batches import TrainData, refresh_cache
+from ehi.train.batches import EmbeddingCache, TrainData, refresh_cache
 from ehi.train.checkpoint import load_checkpoint, save_checkpoint, write_log
 from ehi.train.config import TrainConfig
 from ehi.train.dev_curve import IVF_SEED
@@ -94,7 +94,7 @@ class TrainState:
 
     epoch: int = 0
     step: int = 0
-    cache: dict | None = None  # what the miners read: corpus embeddings and leaves (batches.refresh_cache)
+    cache: EmbeddingCache | None = None  # what the miners read (batches.refresh_cache); None: nothing reads it
     rows: list[dict] = field(default_factory=list)  # the epoch log
 
 
@@ -189,12 +189,12 @@ def _start(t: Trainer, out: Path, resume: bool) -> tuple[TrainState, bool]:
         if t.indexer is not None and cfg.indexer_init in ("data", "kmeans", "ivf"):
             state.cache = refresh_cache(t.data, t.encoder, t.indexer, cfg)
             if cfg.indexer_init == "kmeans":
-                kmeans_init_(t.indexer, state.cache["doc_emb"], cfg.seed)
+                kmeans_init_(t.indexer, state.cache.doc_emb, cfg.seed)
             elif cfg.indexer_init == "ivf":  # FAISS-IVF's own partition: the floor's tree at epoch 0
-                kmeans_init_(t.indexer, state.cache["doc_emb"], IVF_SEED, kmeans=ivf_centroids)
+                kmeans_init_(t.indexer, state.cache.doc_emb, IVF_SEED, kmeans=ivf_centroids)
             else:
-                t.indexer.standardize_(state.cache["doc_emb"])
-            state.cache["doc_leaf"] = t.indexer.assign_leaves(state.cache["doc_emb"])
+                t.indexer.standardize_(state.cache.doc_emb)
+            state.cache.doc_leaf = t.indexer.assign_leaves(state.cache.doc_emb)
     return state, saved is None
 
 
@@ -212,7 +212,7 @@ def _epoch(t: Trainer, state: TrainState, selection: DevSelection | None, ctx) -
     # becomes the next epoch's cache; in between, the lazily updated cache carries on.
     fresh = refresh_cache(t.data, t.encoder, t.indexer, cfg) if need_cache else None
     if t.indexer is not None and cfg.diagnostics:
-        row.update(tree_diagnostics(t.indexer, fresh["doc_leaf"], fresh["q_emb"], t.data.pair_q,
+        row.update(tree_diagnostics(t.indexer, fresh.doc_leaf, fresh.q_emb, t.data.pair_q,
                                     t.data.pair_d, cfg.diagnostic_beam))
     if selection is not None:
         row.update(selection.evaluate(t.encoder, t.indexer, fresh))

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ehi.train.batches import TrainData
+from ehi.train.batches import EmbeddingCache, TrainData
 from ehi.train.config import TrainConfig
 
 
-def mine_negatives(data: TrainData, cache: dict, q_rows, pos_rows, k: int, rng, cfg: TrainConfig) -> np.ndarray:
+def mine_negatives(data: TrainData, cache: EmbeddingCache | None, q_rows, pos_rows, k: int, rng, cfg: TrainConfig) -> np.ndarray:
     """k hard negatives per pair -> (n, k) doc rows. EHI: unjudged documents in the positive's
     leaf; DE: a sample of the query's exact top-``hard_negative_pool``. Pairs whose pool is too
     small are topped up with random unjudged documents so that every batch has the same shape."""
@@ -18,13 +18,13 @@ def mine_negatives(data: TrainData, cache: dict, q_rows, pos_rows, k: int, rng, 
     if k == 0:
         return out
     if cfg.use_tree:
-        leaf = cache["doc_leaf"]
+        leaf = cache.doc_leaf
         members = np.flatnonzero(np.isin(leaf, np.unique(leaf[pos_rows])))
         members = members[np.argsort(leaf[members], kind="stable")]
         bounds = np.searchsorted(leaf[members], np.stack([leaf[pos_rows], leaf[pos_rows] + 1]))
         pools = [members[a:b] for a, b in bounds.T]
     else:
-        scores = cache["q_emb"][q_rows] @ cache["doc_emb"].T  # (n, N)
+        scores = cache.q_emb[q_rows] @ cache.doc_emb.T  # (n, N)
         for i, q in enumerate(q_rows):
             scores[i, data.relevant[q]] = -np.inf
         top = min(cfg.hard_negative_pool, scores.shape[1])

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from ehi.model.tree import TreeIndexer, TreeOutput
+from ehi.train.batches import EmbeddingCache
 from ehi.train.losses.objective import neighbour_loss
 
 
@@ -30,22 +31,22 @@ def nearest_documents(doc_emb: np.ndarray, k: int, chunk: int = 1024) -> np.ndar
     return out
 
 
-def neighbour_term(cache: dict, indexer: TreeIndexer, rng, cfg, device) -> torch.Tensor:
+def neighbour_term(cache: EmbeddingCache, indexer: TreeIndexer, rng, cfg, device) -> torch.Tensor:
     """lambda_neighbour's L_neighbour on ``neighbour_anchors`` random corpus documents (see
     TrainConfig.lambda_neighbour). The neighbour table is built lazily from the cache and lives
     until the next re-index replaces the cache."""
     return neighbour_pair_loss(indexer(neighbour_pairs(cache, rng, cfg, device)), cfg)
 
 
-def neighbour_pairs(cache: dict, rng, cfg, device) -> torch.Tensor:
+def neighbour_pairs(cache: EmbeddingCache, rng, cfg, device) -> torch.Tensor:
     """The cached embeddings of m random anchors, then of one nearest neighbour of each -> (2m, d)."""
-    if "doc_knn" not in cache:
-        cache["doc_knn"] = nearest_documents(cache["doc_emb"], cfg.neighbour_k)
-    knn = cache["doc_knn"]  # (N, k)
+    if cache.doc_knn is None:
+        cache.doc_knn = nearest_documents(cache.doc_emb, cfg.neighbour_k)
+    knn = cache.doc_knn  # (N, k)
     n_docs = len(knn)
     anchors = rng.choice(n_docs, min(cfg.neighbour_anchors, n_docs), replace=False)
     partners = knn[anchors, rng.integers(0, knn.shape[1], len(anchors))]
-    return torch.from_numpy(cache["doc_emb"][np.concatenate([anchors, partners])]).to(device, torch.float32)
+    return torch.from_numpy(cache.doc_emb[np.concatenate([anchors, partners])]).to(device, torch.float32)
 
 
 def neighbour_pair_loss(tree: TreeOutput, cfg) -> torch.Tensor:

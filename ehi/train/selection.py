@@ -21,7 +21,7 @@ from ehi.core.weights import load_weights
 from ehi.data.dataset import Dataset
 from ehi.model.encoder import Encoder
 from ehi.model.tree import TreeIndexer
-from ehi.train.batches import TrainData
+from ehi.train.batches import EmbeddingCache, TrainData
 from ehi.train.config import TrainConfig
 from ehi.train.dev_curve import floor_candidates
 from ehi.train.dev_eval import dev_metrics
@@ -58,12 +58,12 @@ class DevSelection:
         self.dev = TrainData.from_dataset(dataset, cfg.dev_split)  # its queries and their judged documents
         self.candidate: TreeIndexer | None = None  # the last evaluation's k-means tree, where it won
 
-    def evaluate(self, encoder: Encoder, indexer: TreeIndexer | None, fresh: dict) -> dict:
+    def evaluate(self, encoder: Encoder, indexer: TreeIndexer | None, fresh: EmbeddingCache) -> dict:
         q = encoder.encode(self.dev.query_texts, self.cfg.encode_batch_size)
-        out = dev_metrics(q, fresh["doc_emb"], self.dev.graded, indexer, fresh.get("doc_leaf"), self.cfg.dev_budget)
+        out = dev_metrics(q, fresh.doc_emb, self.dev.graded, indexer, fresh.doc_leaf, self.cfg.dev_budget)
         self.candidate = None
         if indexer is not None and self.cfg.dev_curve:
-            curve, self.candidate = floor_candidates(indexer, q, fresh["doc_emb"], fresh["doc_leaf"], self.dev.graded,
+            curve, self.candidate = floor_candidates(indexer, q, fresh.doc_emb, fresh.doc_leaf, self.dev.graded,
                                                      self.cfg.floor)
             out.update(curve)
         return out

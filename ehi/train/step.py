@@ -54,11 +54,11 @@ def train_step(batch, data, cache, rng, encoder, indexer, cfg, device, towers=No
         terms["neighbour"] = (neighbour_term(cache, indexer, rng, cfg, device) if towers is None
                               else neighbour_pair_loss(pair_tree, cfg))
         terms["loss"] = terms["loss"] + cfg.lambda_neighbour * terms["neighbour"]
-    if cache:
-        cache["q_emb"][q_rows] = q.detach().float().cpu().numpy()
-        cache["doc_emb"][doc_rows] = d.detach().float().cpu().numpy()
+    if cache is not None:
+        cache.q_emb[q_rows] = q.detach().float().cpu().numpy()
+        cache.doc_emb[doc_rows] = d.detach().float().cpu().numpy()
         if d_tree is not None:
-            cache["doc_leaf"][doc_rows] = d_tree.leaf.cpu().numpy()
+            cache.doc_leaf[doc_rows] = d_tree.leaf.cpu().numpy()
     return terms, q_rows
 
 

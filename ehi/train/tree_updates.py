@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from ehi.model.tree import TreeIndexer
-from ehi.train.batches import TrainData
+from ehi.train.batches import EmbeddingCache, TrainData
 from ehi.train.config import TrainConfig
 from ehi.train.tree_fit import TreeFitter, corpus_negatives, pair_indexing_loss, with_balance
 
@@ -30,19 +30,19 @@ class TreeUpdates:
         self.fitter = TreeFitter(indexer, cfg.indexer_steps_lr, schedule=cfg.indexer_steps_schedule,
                                  total_steps=max(1, cfg.indexer_steps * encoder_steps))
 
-    def after_step(self, cache: dict, epoch: int, batch: int) -> float:
+    def after_step(self, cache: EmbeddingCache, epoch: int, batch: int) -> float:
         """Run the updates on the current cache and reassign its leaves; returns the mean loss."""
         cfg, data = self.cfg, self.data
         device = next(self.indexer.parameters()).device
-        docs = torch.from_numpy(cache["doc_emb"]).to(device)
-        queries = torch.from_numpy(cache["q_emb"]).to(device)
+        docs = torch.from_numpy(cache.doc_emb).to(device)
+        queries = torch.from_numpy(cache.q_emb).to(device)
         loss = partial(pair_indexing_loss, self.indexer, queries, docs, data.pair_q, data.pair_d,
                        cfg.indexer_steps_batch, cfg.margin_indexing, negatives=cfg.indexing_negatives,
                        relevant=data.relevant, layout=cfg.path_layout)
         if cfg.lambda_balance:
             loss = partial(with_balance, loss, self.indexer, docs, cfg.lambda_balance)
         mean = self.fitter.run(cfg.indexer_steps, loss, np.random.default_rng([cfg.seed, epoch, batch, TREE_STREAM]))
-        cache["doc_leaf"] = self.indexer.assign_leaves(cache["doc_emb"])
+        cache.doc_leaf = self.indexer.assign_leaves(cache.doc_emb)
         return mean
 
     def state(self) -> tuple[dict, int]:
@@ -53,12 +53,12 @@ class TreeUpdates:
         self.fitter.done = done
 
 
-def corpus_negative_trees(indexer: TreeIndexer, data: TrainData, cache: dict, q_rows: np.ndarray, k: int,
+def corpus_negative_trees(indexer: TreeIndexer, data: TrainData, cache: EmbeddingCache, q_rows: np.ndarray, k: int,
                           rng: np.random.Generator, device) -> tuple:
     """The joint step's corpus negatives: k unjudged documents per pair through the tree from their
     cached (detached) embeddings -> (TreeOutput of the n*k documents, (n, n*k) validity mask).
     Every query may use every drawn document unless it judged that document relevant."""
     rows = corpus_negatives(q_rows, len(data.doc_texts), k, data.relevant, rng).ravel()
-    tree = indexer(torch.from_numpy(cache["doc_emb"][rows]).to(device))
+    tree = indexer(torch.from_numpy(cache.doc_emb[rows]).to(device))
     mask = np.stack([~np.isin(rows, data.relevant[q]) for q in q_rows])
     return tree, torch.from_numpy(mask).to(device)

@@ -96,7 +96,7 @@ def test_training_keeps_the_kmeans_tree_where_it_wins_on_dev(tiny_dataset, tmp_p
     assert best == max(log, key=lambda e: (log[e]["dev_floor_auc"], -e))
     saved = load_indexer(tmp_path)
     data = TrainData.from_dataset(tiny_dataset, "train")
-    doc_emb = refresh_cache(data, enc, saved, cfg)["doc_emb"]
+    doc_emb = refresh_cache(data, enc, saved, cfg).doc_emb
     assert log[best]["dev_floor_kmeans"] == 1.0 and summary["selected_tree"] == "kmeans"
     # the saved index is that k-means tree: the pipeline searches it as ehi+tree
     expect = kmeans_tree(saved, doc_emb)
@@ -121,5 +121,5 @@ def test_indexer_init_ivf_starts_the_tree_as_the_floors_ivf_partition(tiny_datas
     enc = load_encoder("tiny-random", max_length=16, device="cpu", seed=0)
     train(tiny_dataset, enc, cfg, tmp_path, progress=False)  # nothing moves at lr 0: the start is the result
     saved = load_indexer(tmp_path)
-    doc_emb = refresh_cache(TrainData.from_dataset(tiny_dataset, "train"), enc, saved, cfg)["doc_emb"]
+    doc_emb = refresh_cache(TrainData.from_dataset(tiny_dataset, "train"), enc, saved, cfg).doc_emb
     np.testing.assert_array_equal(saved.assign_leaves(doc_emb), kmeans_tree(saved, doc_emb).assign_leaves(doc_emb))

@@ -13,7 +13,7 @@ from ehi.model.encoder import load_encoder
 from ehi.model.tree import TreeIndexer, load_indexer
 from ehi.train.losses.objective import indexing_loss
 from ehi.train.losses.pairwise import triplet_loss
-from ehi.train.batches import TrainData
+from ehi.train.batches import EmbeddingCache, TrainData
 from ehi.train.config import TrainConfig
 from ehi.train.loop import train
 from ehi.train.negatives import mine_negatives, negative_mask
@@ -74,12 +74,12 @@ def test_hard_negatives_share_the_positives_leaf_or_the_queries_top_k(data):
     d = TrainData.from_dataset(data)
     rng = np.random.default_rng(0)
     leaf = np.arange(32) // 4  # 8 leaves of 4 consecutive documents
-    cache = {"doc_leaf": leaf, "doc_emb": np.eye(32, dtype=np.float32), "q_emb": np.zeros((16, 32), np.float32)}
+    cache = EmbeddingCache(doc_emb=np.eye(32, dtype=np.float32), q_emb=np.zeros((16, 32), np.float32), doc_leaf=leaf)
     q_rows, pos_rows = d.pair_q, d.pair_d
     negs = mine_negatives(d, cache, q_rows, pos_rows, 2, rng, config())
     assert np.all(leaf[negs] == leaf[pos_rows][:, None])
     assert not any(np.isin(n, d.relevant[q]).any() for q, n in zip(q_rows, negs))
-    cache["q_emb"][:, 20:23] = 1.0  # DE: every query's exact top-3 is documents 20, 21, 22
+    cache.q_emb[:, 20:23] = 1.0  # DE: every query's exact top-3 is documents 20, 21, 22
     negs = mine_negatives(d, cache, q_rows, pos_rows, 2, rng, config(use_tree=False, hard_negative_pool=3))
     assert np.isin(negs, [20, 21, 22]).all() and (negs[:, 0] != negs[:, 1]).all()
 
@@ -120,13 +120,25 @@ def _weights(out_dir):
     return {**enc, **{f"tree.{k}": v for k, v in load_indexer(out_dir).state_dict().items()}}
 
 
+def test_the_embedding_cache_round_trips_through_its_arrays():
+    cache = EmbeddingCache(doc_emb=np.eye(4, dtype=np.float32), q_emb=np.ones((2, 4), np.float32))
+    assert set(cache.arrays()) == {"doc_emb", "q_emb"}  # unset fields are not stored
+    cache.doc_leaf = np.array([0, 0, 1, 1])
+    back = EmbeddingCache.from_arrays(cache.arrays())
+    assert all(np.array_equal(getattr(back, k), v) for k, v in cache.arrays().items()) and back.doc_knn is None
+    with pytest.raises(ValueError, match="got \\['doc_emb', 'q_emb', 'what'\\]"):
+        EmbeddingCache.from_arrays({"doc_emb": cache.doc_emb, "q_emb": cache.q_emb, "what": np.zeros(1)})
+
+
 def test_resumed_run_ends_with_the_same_weights(data, tmp_path):
     # reindex_every=2: the resumed epoch must reuse the lazily updated cache from the checkpoint
     cfg = config(epochs=2, reindex_every=2)
     full = train(data, encoder(), cfg, tmp_path / "full", progress=False)
     part = train(data, encoder(), cfg, tmp_path / "part", stop_after_epoch=1, progress=False)
     assert not part["finished"] and not (tmp_path / "part" / "encoder").exists()
-    assert (tmp_path / "part" / "checkpoint" / "cache.safetensors").exists()
+    # the cache file: one tensor per set field of the EmbeddingCache, under the field's name
+    saved_cache = load_file(str(tmp_path / "part" / "checkpoint" / "cache.safetensors"))
+    assert set(saved_cache) == {"doc_emb", "q_emb", "doc_leaf"}
     resumed = train(data, encoder(), cfg, tmp_path / "part", progress=False)
     assert resumed["finished"] and resumed["steps"] == full["steps"]
     a, b = _weights(tmp_path / "full"), _weights(tmp_path / "part")

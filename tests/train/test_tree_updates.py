@@ -56,7 +56,7 @@ def test_tree_updates_change_the_tree_and_nothing_else(tiny_dataset):
     data = TrainData.from_dataset(tiny_dataset)
     tree = TreeIndexer(enc.dim, cfg.height, cfg.branching)
     cache = refresh_cache(data, enc, tree, cfg)
-    tree.standardize_(cache["doc_emb"])
+    tree.standardize_(cache.doc_emb)
     before_enc = {k: v.clone() for k, v in enc.state_dict().items()}
     before_tree = {k: v.clone() for k, v in tree.state_dict().items()}
     loss = TreeUpdates(tree, data, cfg, encoder_steps=10).after_step(cache, epoch=0, batch=0)
@@ -64,7 +64,7 @@ def test_tree_updates_change_the_tree_and_nothing_else(tiny_dataset):
     assert all(torch.equal(before_enc[k], v) for k, v in enc.state_dict().items())
     assert all(p.grad is None for p in enc.parameters())
     assert any(not torch.equal(before_tree[k], v) for k, v in tree.state_dict().items())
-    np.testing.assert_array_equal(cache["doc_leaf"], tree.assign_leaves(cache["doc_emb"]))
+    np.testing.assert_array_equal(cache.doc_leaf, tree.assign_leaves(cache.doc_emb))
 
 
 def test_indexer_steps_zero_is_the_plain_loop(tiny_dataset, tmp_path):
