@@ -23,10 +23,12 @@ FILES = ("corpus.npy", "queries.npy")
 
 
 def encoder_digest(encoder) -> str:
-    """sha256 over every tensor of the encoder (sorted by name: dtype, shape, bytes), its tokenizer's
-    serialized form and its maximum length."""
+    """sha256 over every tensor the embeddings read (sorted by name: dtype, shape, bytes), the
+    tokenizer's serialized form and the maximum length."""
     digest = hashlib.sha256()
     for name, tensor in sorted(encoder.model.state_dict().items()):
+        if name.startswith("pooler."):  # BERT's pooler: unused by the mean pooling, and not always saved
+            continue
         array = tensor.detach().cpu().contiguous().numpy()
         digest.update(f"{name}|{array.dtype}|{array.shape}".encode())
         digest.update(array.tobytes())

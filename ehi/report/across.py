@@ -18,33 +18,65 @@ import pandas as pd
 
 from ehi.core.io import read_table
 from ehi.evaluate.metrics import kmr_table
+from ehi.evaluate.seeds import kmr_over_seeds
+from ehi.evaluate.variant_systems import parse as parse_variant_systems, with_variant_systems
 from ehi.report import figures as draw
+from ehi.report.seed_tables import seeded_main_summary
 
 METRICS = ("ndcg@10", "recall@100")
 BUDGETS = {0.05: "<=5%", 0.1: "<=10%", 1.0: "exact"}
 TREE = "ehi+tree"  # the system the table is about
 TEST = "randomization"  # whose Holm-adjusted p-value marks the comparison
+CURVE_TARGETS = (0.01, 0.02, 0.05, 0.1, 0.2, 1.0)  # the seed-mean curve's points (the KMR table's budgets)
 
 
-def load_results(results_root: str | os.PathLike, datasets) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
-    """{dataset: (main summary, significance)} of every dataset with both cached files."""
+def load_results(results_root: str | os.PathLike, datasets, seeding: dict | None = None) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
+    """{dataset: (main summary with its variant systems, significance)} of every dataset with both
+    cached files. ``seeding`` ({dataset: {"seed_replicas", "variant_systems", "main_seed"}}, the
+    dataset's config): the summary of every seed, with a ``seed`` column (ehi.evaluate.seeds)."""
     root = Path(results_root)
     out = {}
     for name in datasets:
         summary, sig = root / name / "main" / "summary.parquet", root / name / "significance.parquet"
-        if summary.exists() and sig.exists():
-            out[name] = (read_table(summary, "summary"), read_table(sig))
+        if not (summary.exists() and sig.exists()):
+            continue
+        setting = (seeding or {}).get(name) or {}
+        specs = parse_variant_systems(setting.get("variant_systems"))
+        if setting.get("seed_replicas"):
+            frame = seeded_main_summary(root / name, setting["seed_replicas"], specs, setting.get("main_seed", 0))
+        else:
+            sources = [(spec, read_table(root / name / spec.variant / "summary.parquet", "summary")) for spec in specs
+                       if (root / name / spec.variant / "summary.parquet").exists()]
+            frame = with_variant_systems(read_table(summary, "summary"), sources)
+        out[name] = (frame, read_table(sig))
     return out
 
 
-def tree_vs_best_peer(sig: pd.DataFrame, metric: str, budget: float) -> str:
-    """'delta vs peer (p_adj p) *' for the peer with the highest mean in the dataset's own tests of
-    EHI's tree at ``budget``; '*' = significant there; '–' where the table has no such test."""
-    rows = sig[(sig.system_a == TREE) & (sig.metric == metric) & (sig.test == TEST) & np.isclose(sig.budget, budget)]
+def budget_values(summary: pd.DataFrame, metric: str, budgets) -> pd.DataFrame:
+    """Each system's value at each budget (target, system, value, sd): the seed mean and sd where
+    ``summary`` has seeds, else the one run's value (sd NaN)."""
+    if "seed" in summary and summary.seed.nunique() > 1:
+        return kmr_over_seeds(summary, list(budgets), metric)[["target", "system", "value", "sd", "frac_visited"]]
+    return kmr_table(summary, list(budgets), metric).assign(sd=np.nan)[["target", "system", "value", "sd", "frac_visited"]]
+
+
+def _cell(value: float, sd: float):
+    if np.isnan(sd) or np.isnan(value):
+        return value
+    return f"{value:.3f} ± {sd:.3f}"
+
+
+def tree_vs_best_peer(sig: pd.DataFrame, metric: str, budget: float, tree: str = TREE) -> str:
+    """'delta vs peer (p_adj p) *' for the peer (not another tree) with the highest mean in the
+    dataset's own tests of ``tree`` at ``budget``; '*' = significant there, '(within seed spread)' =
+    over seeds, a difference no larger than a side's sd; '–' where the table has no such test."""
+    rows = sig[(sig.system_a == tree) & (sig.metric == metric) & (sig.test == TEST) & np.isclose(sig.budget, budget)
+               & ~sig.system_b.str.endswith("+tree")]
     if rows.empty:
         return "–"
     best = rows.loc[rows.mean_b.idxmax()]
-    mark = " *" if bool(best.significant) else ""
+    within = "within_seed_spread" in rows and bool(best.within_seed_spread)
+    mark = " (within seed spread)" if within else (" *" if bool(best.significant) else "")
     return f"{best.mean_a - best.mean_b:+.3f} vs {best.system_b} (p_adj {best.p_adjusted:.3f}){mark}"
 
 
@@ -57,30 +89,48 @@ def system_order(summaries) -> list[str]:
 def across_table(results: dict[str, tuple[pd.DataFrame, pd.DataFrame]], metrics=METRICS, budgets=BUDGETS) -> pd.DataFrame:
     """A row per dataset; per metric and budget, every system's value and EHI's tree vs the best peer."""
     systems = system_order(summary for summary, _ in results.values())
+    trees = [s for s in systems if s.endswith("+tree")]  # EHI's tree and each variant tree beside it
     rows = []
     for name, (summary, sig) in results.items():
         row = {"dataset": name, "test queries": int(sig.n_queries.max()) if "n_queries" in sig and len(sig) else np.nan}
+        if "seed" in summary:
+            row["seeds"] = int(summary.seed.nunique())
         for metric in metrics:
-            kmr = kmr_table(summary, list(budgets), metric)
+            kmr = budget_values(summary, metric, budgets)
             for budget, label in budgets.items():
-                at = kmr[np.isclose(kmr.target, budget)].set_index("system").value
+                at = kmr[np.isclose(kmr.target, budget)].set_index("system")
                 for system in systems:
-                    row[f"{metric} {label} {system}"] = at.get(system, np.nan)
-                row[f"{metric} {label} tree vs best peer"] = tree_vs_best_peer(sig, metric, budget)
+                    row[f"{metric} {label} {system}"] = (_cell(at.value[system], at.sd[system]) if system in at.index
+                                                         else np.nan)
+                for tree in trees:
+                    column = "tree" if tree == TREE else tree
+                    row[f"{metric} {label} {column} vs best peer"] = tree_vs_best_peer(sig, metric, budget, tree)
         rows.append(row)
     table = pd.DataFrame(rows)
     return table.dropna(axis="columns", how="all")  # e.g. exact search at <= 5%: no system has such a point
 
 
-def build_across(results_root: str | os.PathLike, datasets, stem: str | os.PathLike, figure: str | os.PathLike) -> pd.DataFrame:
+def seed_means(summary: pd.DataFrame, metrics=METRICS, targets=CURVE_TARGETS) -> pd.DataFrame:
+    """The curve the figure draws: the one run's summary, or over seeds the seed means at the KMR
+    targets (mean fraction scored, mean value)."""
+    if "seed" not in summary or summary.seed.nunique() < 2:
+        return summary
+    return pd.concat([kmr_over_seeds(summary, targets, m) for m in metrics], ignore_index=True).dropna(subset=["value"])
+
+
+def build_across(results_root: str | os.PathLike, datasets, stem: str | os.PathLike, figure: str | os.PathLike,
+                 seeding: dict | None = None) -> pd.DataFrame:
     """Render the table (stem.md/.tex/.csv) and the figure of ``datasets`` with cached results."""
-    results = load_results(results_root, datasets)
+    results = load_results(results_root, datasets, seeding)
     if not results:
         raise FileNotFoundError(f"no dataset of {list(datasets)} has cached results under {results_root}")
     table = across_table(results)
     caption = ("Across datasets: each system at the largest budget not above 5% and 10% of the documents scored, "
                "and at exact search; 'tree vs best peer': EHI's tree minus the best other system at that budget, "
                f"with that dataset's own Holm-adjusted {TEST} test (* = significant at its alpha).")
+    if any("seed" in summary for summary, _ in results.values()):
+        caption += (" Over training seeds: mean ± sd (each seed at its own largest point not above the budget); "
+                    "'(within seed spread)': the difference is not larger than either side's sd, so no evidence.")
     draw.render_table(table, stem, caption=caption, floatfmt=".3f")
-    draw.plot_kmr_panels({name: summary for name, (summary, _) in results.items()}, METRICS[0], figure)
+    draw.plot_kmr_panels({name: seed_means(summary) for name, (summary, _) in results.items()}, METRICS[0], figure)
     return table

@@ -80,3 +80,31 @@ def test_build_writes_three_tables_and_one_figure(results, tmp_path):
     assert (tmp_path / "out" / "across.png").read_bytes()[:4] == b"\x89PNG"
     with pytest.raises(FileNotFoundError, match="no dataset"):
         build_across(results, ["never_run"], tmp_path / "x", tmp_path / "x.png")
+
+
+def test_over_seeds_cells_are_seed_means_with_their_sd_and_variant_systems_join(tmp_path):
+    """Three seeds of the main setting and of a floor variant: each cell is the mean ± sd of the
+    seeds' KMR values; the variant's tree is a system of the table with its own comparison."""
+    offsets = {0: 0.0, 1: 0.02, 2: 0.04}
+    for seed, shift in offsets.items():
+        main = "main" if seed == 0 else f"seed~{seed}"
+        floor = "floor~kmeans" if seed == 0 else f"floor~kmeans/seed~{seed}"
+        write_table(summary("a", {s: [(f, v + shift) for f, v in pts] for s, pts in CURVES_A.items()}),
+                    "summary", tmp_path / "a" / main / "summary.parquet")
+        floor_rows = summary("a", {"ehi+tree": [(0.05, 0.6 + shift), (1.0, 0.7)]}).assign(variant="floor~kmeans")
+        write_table(floor_rows, "summary", tmp_path / "a" / floor / "summary.parquet")
+    sig = significance("a", SIG_A)
+    floor_sig = sig.assign(system_a="ehi-floor+tree", mean_a=sig.mean_a + 0.3, delta=sig.delta + 0.3)
+    write_table(pd.concat([sig, floor_sig], ignore_index=True).assign(within_seed_spread=False), "significance",
+                tmp_path / "a" / "significance.parquet", keep_extra=True)
+    seeding = {"a": {"seed_replicas": {"main": ["main", "seed~1", "seed~2"],
+                                       "floor~kmeans": ["floor~kmeans", "floor~kmeans/seed~1", "floor~kmeans/seed~2"]},
+                     "variant_systems": {"ehi-floor+tree": "floor~kmeans/ehi+tree"}, "main_seed": 0}}
+    table = across_table(load_results(tmp_path, ["a"], seeding)).set_index("dataset")
+    assert table.loc["a", "seeds"] == 3
+    # de+faiss-ivf at <= 5%: 0.5, 0.52, 0.54 (+0.01 for recall@100's offset) -> mean 0.520, sd 0.020
+    assert table.loc["a", "ndcg@10 <=5% de+faiss-ivf"] == "0.520 ± 0.020"
+    assert table.loc["a", "recall@100 <=5% ehi-floor+tree"] == "0.630 ± 0.020"
+    assert table.loc["a", "ndcg@10 <=5% ehi-floor+tree vs best peer"].startswith("+0.000 vs de+faiss-ivf")
+    build_across(tmp_path, ["a"], tmp_path / "out" / "across", tmp_path / "out" / "across.png", seeding)
+    assert "mean ± sd" in (tmp_path / "out" / "across.md").read_text()

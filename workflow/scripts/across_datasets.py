@@ -12,4 +12,5 @@ log = setup(snakemake)  # noqa: F821
 out = snakemake.output  # noqa: F821
 # every dataset's results sit under one root: results/<dataset>/significance.parquet
 root = Path(snakemake.input.significance[0]).parent.parent  # noqa: F821
-build_across(root, snakemake.params.datasets, Path(out.md).with_suffix(""), out.figure)  # noqa: F821
+build_across(root, snakemake.params.datasets, Path(out.md).with_suffix(""), out.figure,  # noqa: F821
+             seeding=snakemake.params.seeding)  # noqa: F821
