@@ -1,19 +1,20 @@
 """Family 'trained': the indexes the pipeline trained, at equal task quality.
 
-Loads one dataset's pipeline artefacts (``resources/<ds>``): the prepared data, the DE and EHI
-encoders' corpus and query embeddings, EHI's trained tree indexes (``ehi+tree`` from ``main``,
-``ehi-warm+tree`` from the k-means-initialised variant) and builds the baselines the pipeline
-builds on DE's embeddings, each tuned on the dev queries as the search rule tunes it
-(:func:`ehi.search.tune.tune_on_dev`): FAISS IVF-Flat, FAISS HNSW (an efSearch sweep), ScaNN,
-ScaNN-AH; compressed: EHI's leaves as 4-bit PQ codes with an exact re-rank of 1,000
-(``ehi+tree-pq``) against FAISS IVF-PQ and ScaNN-AH. Every system is swept over its budget on
-the test queries; each point gets nDCG@10 and Recall@100 (the evaluation's ranx metrics, graded
-judgements), Recall@100 against exact search on the same encoder, and, in ``rounds`` interleaved
-rounds, batched QPS and single-query p50/p99 (:func:`benchmarks.search.time_point`).
+Loads one dataset's pipeline artefacts (``resources/<ds>``): the prepared data, the encoders'
+corpus and query embeddings and EHI's trained tree indexes, found in what the folder holds
+(:func:`discover`): ``ehi+tree`` from ``main``, ``ehi-warm+tree`` from ``indexer_init~kmeans``,
+``ehi-floor+tree`` from the variant whose last part is ``floor~...``, and ``ehi+tree-pq`` (main's
+leaves as 4-bit PQ codes, an exact re-rank of 1,000). The peers are the baselines the pipeline
+builds, each tuned on the dev queries as the search rule tunes it (:func:`tune_on_dev`): FAISS
+IVF-Flat, FAISS HNSW (an efSearch sweep), ScaNN, ScaNN-AH and, compressed, FAISS IVF-PQ. They are
+built on DE's embeddings when the run trained DE (``de+``) and otherwise on EHI's own encoder's
+(``ehi+``: a frozen-encoder run, where the question is the index alone on the vectors it routes).
 
-:func:`matched` reads every EHI system against every peer at equal nDCG@10: the fastest measured
-point reaching each target, the targets being fractions of the lower of the two systems' best
-nDCG@10 (so both reach them). No interpolation: a ratio compares two measured points.
+Every system is swept over its budget on the test queries; each point gets nDCG@10 and Recall@100
+(the evaluation's ranx metrics, graded judgements), Recall@100 against exact search on the same
+encoder, and, in ``rounds`` interleaved rounds, batched QPS and single-query p50/p99
+(:func:`benchmarks.search.time_point`). ``ehi+tree`` is timed through ``EHIIndex.search``, the
+call ``ehi search`` and ``ehi.load_index`` make. :mod:`benchmarks.trained_report` reads the curves.
 """
 
 from __future__ import annotations
@@ -26,25 +27,72 @@ import pandas as pd
 
 from ehi.data.dataset import Dataset
 from ehi.evaluate.metrics import ranked_rows_metrics
+from ehi.evaluate.seeds import replica, split_replica
 from ehi.evaluate.sweep import split_rows
+from ehi.search.base import Searcher, log_grid
 from ehi.search.registry import build_searcher
 from ehi.search.tree_index import EHIIndex
 from ehi.search.tune import default_grid, neighbor_recall, tune_on_dev
 
 from benchmarks import search, systems
+from benchmarks import trained_report as report
 
 log = logging.getLogger(__name__)
 
 TREES = {"ehi+tree": "main", "ehi-warm+tree": "indexer_init~kmeans", "ehi+tree-pq": "main"}
-PEERS = ("de+faiss-ivf", "de+faiss-hnsw", "de+scann", "de+scann-ah", "de+faiss-ivfpq")
-COMPRESSED = ("ehi+tree-pq", "de+faiss-ivfpq", "de+scann-ah")  # compared with each other
+PEER_METHODS = ("faiss-ivf", "faiss-hnsw", "scann", "scann-ah", "faiss-ivfpq")
+PEERS = tuple(f"de+{m}" for m in PEER_METHODS)  # of a run that trained DE
 PQ = {"nbits": 4, "rerank": 1000}
-TARGETS = (0.90, 0.95, 0.99)  # of the lower of the two systems' best nDCG@10
 K = 100
 
 
-def _emb(folder: Path) -> tuple[np.ndarray, np.ndarray]:
-    return (np.load(folder / "corpus.npy").astype(np.float32), np.load(folder / "queries.npy").astype(np.float32))
+class LibrarySearch(Searcher):
+    """A trained index searched through ``EHIIndex.search``: the latency a user of ``ehi search``
+    sees (query encoding aside), rather than a benchmark-only path."""
+
+    name, budget_param = "ehi-tree", "beam"
+
+    def __init__(self, index: EHIIndex):
+        super().__init__(index.n_docs, {})
+        self.index = index
+
+    def search(self, queries, k, budget_value):
+        return self.index.search(queries, beam=int(budget_value), k=k)
+
+    def default_sweep(self) -> list[int]:
+        return log_grid(1, len(self.index.leaf_sizes), 20)
+
+
+def tree_variants(resources: Path, seed: int | None = None) -> dict[str, str]:
+    """``{tree system: variant}`` of the trained indexes under ``resources`` (``seed``: its
+    ``seed~S`` replicas instead of the variants themselves, which hold the run of ``train.seed``)."""
+    out = {}
+    for index_json in sorted(Path(resources).glob("**/ehi/index/index.json")):
+        variant = index_json.parent.parent.parent.relative_to(resources).as_posix()
+        base, s = split_replica(variant)
+        if s != seed:
+            continue
+        if base == "main":
+            out["ehi+tree"] = out["ehi+tree-pq"] = variant
+        elif base == "indexer_init~kmeans":
+            out["ehi-warm+tree"] = variant
+        elif base.rsplit("/", 1)[-1].startswith("floor~"):
+            out.setdefault("ehi-floor+tree", variant)
+    return out
+
+
+def discover(resources: Path, seed: int | None = None, trees: dict | None = None,
+             peer_encoder: str | None = None) -> dict[str, Path]:
+    """``{system: its model folder (emb/, index/)}``: the trees found (or ``trees``, system ->
+    variant) and the peers on ``peer_encoder`` (default: ``de`` when main holds DE embeddings)."""
+    resources = Path(resources)
+    trees = tree_variants(resources, seed) if trees is None else dict(trees)
+    main = "main" if seed is None else replica("main", seed)
+    if peer_encoder is None:
+        peer_encoder = "de" if (resources / main / "de" / "emb" / "corpus.npy").exists() else "ehi"
+    out = {name: resources / variant / "ehi" for name, variant in trees.items()}
+    out.update({f"{peer_encoder}+{m}": resources / main / peer_encoder for m in PEER_METHODS})
+    return out
 
 
 def judged_rows(dataset: Dataset, rows: np.ndarray) -> list[dict[int, int]]:
@@ -58,29 +106,34 @@ def judged_rows(dataset: Dataset, rows: np.ndarray) -> list[dict[int, int]]:
     return [by_query[q] for q in qids]
 
 
-def build_systems(resources: Path, names) -> dict[str, tuple]:
+def _emb(folder: Path) -> tuple[np.ndarray, np.ndarray]:
+    return (np.load(folder / "corpus.npy").astype(np.float32), np.load(folder / "queries.npy").astype(np.float32))
+
+
+def build_systems(resources: Path, folders: dict[str, Path]) -> tuple[dict[str, tuple], list]:
     """``{name: (searcher, corpus embeddings, test query embeddings)}`` of the systems whose
-    artefacts exist (a missing one is logged and left out)."""
-    resources = Path(resources)
-    dataset = Dataset.read(resources / "data")
+    artefacts exist (a missing one is logged and left out), and the test queries' judgements."""
+    dataset = Dataset.read(Path(resources) / "data")
     test, dev = split_rows(dataset, "test"), split_rows(dataset, "dev")
     out = {}
-    for name in names:
-        method = name.split("+", 1)[1]
-        folder = resources / (TREES[name] if name in TREES else "main") / ("ehi" if name in TREES else "de")
-        if not (folder / "emb" / "corpus.npy").exists() or (name in TREES and not (folder / "index").exists()):
+    for name, folder in folders.items():
+        method = report.method(name)
+        tree = report.is_tree(name)
+        if not (folder / "emb" / "corpus.npy").exists() or (tree and not (folder / "index").exists()):
             log.warning("%s: no artefacts under %s, left out", name, folder)
             continue
         docs, queries = _emb(folder / "emb")
-        if name in TREES:
-            pq = {"pq_m": docs.shape[1] // 2, **PQ} if method == "tree-pq" else {}
-            searcher = EHIIndex.load(folder / "index").searcher(**pq)
+        if method == "tree":
+            searcher = LibrarySearch(EHIIndex.load(folder / "index"))
+        elif method == "tree-pq":
+            searcher = EHIIndex.load(folder / "index").searcher(pq_m=docs.shape[1] // 2, **PQ)
         else:
             grid = default_grid(method, len(docs))
             if method == "faiss-ivfpq":
                 grid = [{**g, "m": docs.shape[1] // 2, **PQ} for g in grid]
             params, _ = tune_on_dev(method, docs, queries[dev], grid=grid)
             searcher = build_searcher(method, docs, **params)
+            log.info("%s: dev-tuned %s", name, params)
         out[name] = (searcher, docs, queries[test])
     return out, judged_rows(dataset, test)
 
@@ -89,10 +142,10 @@ def _sweep(searcher) -> list[int]:
     return systems.sweep(searcher, K) if searcher.name == "faiss-hnsw" else searcher.default_sweep()
 
 
-def run(resources: Path, names=tuple(TREES) + PEERS, rounds: int = 3, threads: int = 1,
+def run(resources: Path, folders: dict[str, Path] | None = None, rounds: int = 3, threads: int = 1,
         n_latency: int = 100, seed: int = 0) -> pd.DataFrame:
     """One row per (system, budget): quality on the test queries and the timings (medians of rounds)."""
-    built, judged = build_systems(resources, names)
+    built, judged = build_systems(resources, discover(resources) if folders is None else folders)
     points = {}
     for name, (searcher, docs, queries) in built.items():
         exact = np.argsort(-(queries @ docs.T), axis=1, kind="stable")[:, :K]
@@ -104,93 +157,77 @@ def run(resources: Path, names=tuple(TREES) + PEERS, rounds: int = 3, threads: i
                                     "exact_recall@100": float(neighbor_recall(rows, exact).mean())}
     rng = np.random.default_rng(seed)
     timings = {}
-    for _ in range(rounds):  # round r times every point of every system before round r + 1
+    for r in range(rounds):  # round r times every point of every system before round r + 1
         for (name, budget) in points:
             searcher, _, queries = built[name]
             lat = queries[rng.choice(len(queries), min(n_latency, len(queries)), replace=False)]
             searcher.search_ids(queries[:8], K, budget)  # warm caches and pools
             timings.setdefault((name, budget), []).append(search.time_point(searcher, queries, lat, K, budget, threads))
-    rows = [{**p, **pd.DataFrame(timings[key]).median().to_dict(), "rounds": rounds, "threads": threads}
+        log.info("timing round %d/%d done", r + 1, rounds)
+    rows = [{**p, **pd.DataFrame(timings[key]).median().to_dict(), "rounds": rounds, "threads": threads,
+             "n_test_queries": len(built[key[0]][2]), "n_latency": min(n_latency, len(built[key[0]][2]))}
             for key, p in points.items()]
     return pd.DataFrame(rows)
 
 
-def fastest_reaching(curve: pd.DataFrame, target: float) -> pd.Series | None:
-    """The measured point of highest QPS whose nDCG@10 reaches ``target`` (None if none does)."""
-    ok = curve[curve["ndcg@10"] >= target - 1e-12]
-    return None if ok.empty else ok.loc[ok.qps.idxmax()]
+def _plainly(table: pd.DataFrame, tree: str, peer: str) -> str:
+    """Which of the two serves more queries a second at equal nDCG@10, said in words."""
+    rows = table[(table.ehi == tree) & (table.peer == peer)]
+    ratios = ", ".join(f"{r.qps_ratio:.2f}x at {r.target_share:.0%} ({r['ndcg@10']:.3f})" for _, r in rows.iterrows())
+    verdict = ("faster at every target" if (rows.qps_ratio > 1).all() else
+               "slower at every target" if (rows.qps_ratio < 1).all() else "faster at some targets, slower at others")
+    return f"{tree} / {peer} QPS at equal nDCG@10 (share of the shared best): {ratios}; {tree} is {verdict}"
 
 
-def matched(curves: pd.DataFrame, targets=TARGETS) -> pd.DataFrame:
-    """EHI system / peer at equal nDCG@10: QPS and p50/p99 ratios at each target (long format)."""
-    out = []
-    by = dict(tuple(curves.groupby("system", sort=False)))
-    for ehi in [s for s in by if s.startswith("ehi")]:
-        peers = [p for p in by if not p.startswith("ehi")]
-        peers = [p for p in peers if (p in COMPRESSED) == (ehi in COMPRESSED) or p == "de+scann-ah"]
-        for peer in peers:
-            ceiling = min(by[ehi]["ndcg@10"].max(), by[peer]["ndcg@10"].max())
-            for f in targets:
-                e, p = fastest_reaching(by[ehi], f * ceiling), fastest_reaching(by[peer], f * ceiling)
-                out.append({"ehi": ehi, "peer": peer, "target_share": f, "ndcg@10": f * ceiling,
-                            "ehi_qps": e.qps, "peer_qps": p.qps, "qps_ratio": e.qps / p.qps,
-                            "p50_ratio": e.p50_ms / p.p50_ms, "p99_ratio": e.p99_ms / p.p99_ms,
-                            "ehi_frac": e.frac_scored, "peer_frac": p.frac_scored})
-    return pd.DataFrame(out)
-
-
-def pareto_figure(curves: pd.DataFrame, path: Path) -> Path:
-    """QPS (log) against nDCG@10, one line per system through its Pareto-optimal points."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for name, curve in curves.groupby("system", sort=False):
-        curve = curve.sort_values(["ndcg@10", "qps"], ascending=False)  # of equal quality the fastest first
-        front = curve[curve.qps >= curve.qps.cummax()].drop_duplicates("ndcg@10").sort_values("ndcg@10")
-        ax.plot(front["ndcg@10"], front.qps, marker="o", ms=3, lw=2.5 if name.startswith("ehi") else 1.2,
-                label=name, zorder=3 if name.startswith("ehi") else 2)
-    ax.set_yscale("log")
-    ax.set_xlabel("nDCG@10 (test queries)")
-    ax.set_ylabel(f"queries per second ({int(curves.threads.iloc[0])} thread(s), batched)")
-    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=150)
-    plt.close(fig)
-    return Path(path)
-
-
-def ratio_markdown(table: pd.DataFrame) -> str:
-    """The ratio table at equal nDCG@10, one row per (EHI system, peer, target)."""
-    shown = table.assign(**{c: table[c].map(lambda v: f"{v:.2f}") for c in ("qps_ratio", "p50_ratio", "p99_ratio")})
-    shown["ndcg@10"] = shown["ndcg@10"].map(lambda v: f"{v:.3f}")
-    cols = ["ehi", "peer", "target_share", "ndcg@10", "qps_ratio", "p50_ratio", "p99_ratio"]
-    return shown[cols].to_markdown(index=False)
+def write_outputs(curves: pd.DataFrame, out_dir: Path, title: str, note: str = "") -> None:
+    """trained_curves/_matched/_fraction.parquet, trained_pareto.png and trained.md in ``out_dir``."""
+    table = report.matched(curves)
+    peers = [s for s in curves.system.unique() if not report.is_tree(s)]
+    ivf = next((p for p in peers if report.method(p) == "faiss-ivf"), None)
+    hnsw = next((p for p in peers if report.method(p) == "faiss-hnsw"), None)
+    trees = [s for s in curves.system.unique() if report.method(s) == "tree"]
+    frac = pd.concat([report.at_fraction(curves, t, ivf) for t in trees] or [pd.DataFrame()], ignore_index=True)
+    curves.to_parquet(out_dir / "trained_curves.parquet", index=False)
+    table.to_parquet(out_dir / "trained_matched.parquet", index=False)
+    frac.to_parquet(out_dir / "trained_fraction.parquet", index=False)
+    report.pareto_figure(curves, out_dir / "trained_pareto.png", title)
+    text = [f"# {title}\n", *([note + "\n"] if note else []),
+            "## EHI / peer at equal nDCG@10 (the fastest measured point of each reaching the target)\n",
+            report.ratio_markdown(table) + "\n"]
+    text += ["\n".join(f"- {_plainly(table, t, hnsw)}." for t in trees if hnsw) + "\n"]
+    if not frac.empty:
+        text += ["## Single-query latency at equal fraction scored (the tree's measured budgets; the peer log-linear in the fraction between its two measured points)\n",
+                 report.fraction_markdown(frac) + "\n"]
+    (out_dir / "trained.md").write_text("\n".join(text))
 
 
 def main(argv=None) -> None:
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("resources", type=Path, help="resources/<dataset> of a finished pipeline run")
-    parser.add_argument("out_dir", type=Path, help="writes trained_curves/_matched.parquet, trained_pareto.png, trained.md")
+    parser.add_argument("resources", type=Path, help="resources/<dataset> of a pipeline run")
+    parser.add_argument("out_dir", type=Path, help="writes trained_*.parquet, trained_pareto.png, trained.md")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--n-latency", type=int, default=100)
-    parser.add_argument("--systems", nargs="*", default=list(TREES) + list(PEERS))
+    parser.add_argument("--seed", type=int, default=None, help="time this seed~S replica's trees (default: train.seed's)")
+    parser.add_argument("--tree", action="append", metavar="NAME=VARIANT", help="a tree system, in place of discovery")
+    parser.add_argument("--peer-encoder", choices=("de", "ehi"), help="the peers' embeddings (default: de if trained)")
+    parser.add_argument("--systems", nargs="*", help="only these of the systems found")
+    parser.add_argument("--note", default="", help="a line for trained.md (the machine, its load)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    curves = run(args.resources, args.systems, args.rounds, args.threads, args.n_latency)
-    table = matched(curves)
-    curves.to_parquet(args.out_dir / "trained_curves.parquet", index=False)
-    table.to_parquet(args.out_dir / "trained_matched.parquet", index=False)
-    pareto_figure(curves, args.out_dir / "trained_pareto.png")
-    (args.out_dir / "trained.md").write_text(
-        f"# The trained indexes at equal nDCG@10 ({args.resources})\n\n" + ratio_markdown(table) + "\n")
+    trees = dict(t.split("=", 1) for t in args.tree) if args.tree else None
+    folders = discover(args.resources, args.seed, trees, args.peer_encoder)
+    if args.systems:
+        folders = {n: f for n, f in folders.items() if n in args.systems}
+    log.info("systems: %s", {n: str(f) for n, f in folders.items()})
+    curves = run(args.resources, folders, args.rounds, args.threads, args.n_latency)
+    seed = "" if args.seed is None else f", seed~{args.seed}"
+    note = "\n".join(x for x in (f"Artefacts: `{args.resources}`; {args.rounds} interleaved rounds, "
+                                  f"{args.threads} thread(s).", args.note) if x)
+    write_outputs(curves, args.out_dir, f"The trained indexes at equal nDCG@10 ({args.resources.name}{seed})", note)
 
 
 if __name__ == "__main__":

@@ -10,12 +10,14 @@ from ehi.search.tree_index import EHIIndex
 
 from benchmarks import trained
 
+FLOOR = "indexer_init~ivf/lambda_balance~10.0/floor~kmeans"
 
-def _artefacts(root, dataset, dim=16):
-    """What a pipeline run leaves in resources/<ds>: data, DE and EHI embeddings, EHI indexes."""
+
+def _artefacts(root, dataset, runs=("main/de", "main/ehi", "indexer_init~kmeans/ehi"), dim=16):
+    """What a pipeline run leaves in resources/<ds>: data, embeddings per model, EHI indexes."""
     rng = np.random.default_rng(0)
     dataset.write(root / "data")
-    for run in ("main/de", "main/ehi", "indexer_init~kmeans/ehi"):
+    for run in runs:
         docs = rng.standard_normal((len(dataset.corpus), dim)).astype(np.float32)
         docs /= np.linalg.norm(docs, axis=1, keepdims=True)
         queries = rng.standard_normal((len(dataset.queries), dim)).astype(np.float32)
@@ -42,3 +44,39 @@ def test_every_system_swept_timed_and_matched(tmp_path, tiny_dataset):
     assert np.isfinite(table.qps_ratio).all() and (table.qps_ratio > 0).all()
     assert (tmp_path / "out" / "trained_pareto.png").stat().st_size > 0
     assert "de+faiss-hnsw" in (tmp_path / "out" / "trained.md").read_text()
+
+
+def test_without_de_the_peers_search_ehis_own_vectors(tmp_path, tiny_dataset):
+    """A frozen-encoder run: no DE; the floor tree and the seed replicas sit beside main."""
+    res = tmp_path / "res"
+    _artefacts(res, tiny_dataset, ("main/ehi", f"{FLOOR}/ehi", "seed~1/ehi", f"{FLOOR}/seed~1/ehi"))
+    folders = trained.discover(res)
+    peers = {f"ehi+{m}" for m in trained.PEER_METHODS}
+    assert set(folders) == {"ehi+tree", "ehi+tree-pq", "ehi-floor+tree"} | peers
+    assert folders["ehi-floor+tree"] == res / FLOOR / "ehi"
+    assert all(folders[p] == res / "main" / "ehi" for p in peers)  # the vectors the tree routes
+    replicas = trained.discover(res, seed=1)
+    assert replicas["ehi-floor+tree"] == res / FLOOR / "seed~1" / "ehi"
+    assert replicas["ehi+faiss-ivf"] == res / "seed~1" / "ehi"
+
+    trained.main([str(res), str(tmp_path / "out"), "--rounds", "1", "--n-latency", "3"])
+    curves = pd.read_parquet(tmp_path / "out" / "trained_curves.parquet")
+    assert set(curves.system) == set(folders)
+    table = pd.read_parquet(tmp_path / "out" / "trained_matched.parquet")
+    pairs = set(zip(table.ehi, table.peer))
+    assert {("ehi+tree", "ehi+faiss-hnsw"), ("ehi-floor+tree", "ehi+faiss-hnsw"),
+            ("ehi+tree-pq", "ehi+faiss-ivfpq")} <= pairs
+    assert not {e for e, _ in pairs} & peers  # a peer named ehi+ is still a peer
+    frac = pd.read_parquet(tmp_path / "out" / "trained_fraction.parquet")
+    assert set(frac.ehi) == {"ehi+tree", "ehi-floor+tree"} and set(frac.peer) == {"ehi+faiss-ivf"}
+    assert (frac.p99_ratio.dropna() > 0).all()
+    text = (tmp_path / "out" / "trained.md").read_text()
+    assert "ehi-floor+tree / ehi+faiss-hnsw QPS" in text and "equal fraction scored" in text
+
+
+def test_trees_given_by_flag_replace_discovery(tmp_path, tiny_dataset):
+    res = tmp_path / "res"
+    _artefacts(res, tiny_dataset, ("main/ehi", f"{FLOOR}/ehi"))
+    folders = trained.discover(res, trees={"ehi-floor+tree": FLOOR}, peer_encoder="ehi")
+    assert [n for n in folders if not n.startswith("ehi+")] == ["ehi-floor+tree"]
+    assert "ehi+tree" not in folders and "ehi+faiss-hnsw" in folders

@@ -1,0 +1,122 @@
+"""Reading the trained-index benchmark's curves: ratios at equal nDCG@10, single-query p99 at equal
+fraction scored, the QPS-vs-nDCG@10 Pareto figure and the Markdown tables.
+
+A tree system is one whose method is ``tree`` or ``tree-pq`` (EHI's trained index); every other
+system is a peer, whichever encoder it is built on (``de+`` when the run trained DE, else ``ehi+``:
+the baselines on the vectors the tree routes).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchmarks.search import _interp
+
+TARGETS = (0.90, 0.95, 0.99)  # of the lower of the two systems' best nDCG@10
+COMPRESSED = ("tree-pq", "faiss-ivfpq", "scann-ah")  # methods compared with each other
+
+
+def method(system: str) -> str:
+    return system.split("+", 1)[1]
+
+
+def is_tree(system: str) -> bool:
+    return method(system) in ("tree", "tree-pq")
+
+
+def fastest_reaching(curve: pd.DataFrame, target: float) -> pd.Series | None:
+    """The measured point of highest QPS whose nDCG@10 reaches ``target`` (None if none does)."""
+    ok = curve[curve["ndcg@10"] >= target - 1e-12]
+    return None if ok.empty else ok.loc[ok.qps.idxmax()]
+
+
+def matched(curves: pd.DataFrame, targets=TARGETS) -> pd.DataFrame:
+    """Tree system / peer at equal nDCG@10: QPS and p50/p99 ratios at each target (long format).
+    Float trees meet float peers, PQ trees compressed peers; ScaNN-AH (compressed, but re-ranked
+    exactly) meets both."""
+    out = []
+    by = dict(tuple(curves.groupby("system", sort=False)))
+    for tree in [s for s in by if is_tree(s)]:
+        compressed = method(tree) in COMPRESSED
+        peers = [p for p in by if not is_tree(p)
+                 and ((method(p) in COMPRESSED) == compressed or method(p) == "scann-ah")]
+        for peer in peers:
+            ceiling = min(by[tree]["ndcg@10"].max(), by[peer]["ndcg@10"].max())
+            for f in targets:
+                e, p = fastest_reaching(by[tree], f * ceiling), fastest_reaching(by[peer], f * ceiling)
+                out.append({"ehi": tree, "peer": peer, "target_share": f, "ndcg@10": f * ceiling,
+                            "ehi_qps": e.qps, "peer_qps": p.qps, "qps_ratio": e.qps / p.qps,
+                            "p50_ratio": e.p50_ms / p.p50_ms, "p99_ratio": e.p99_ms / p.p99_ms,
+                            "ehi_frac": e.frac_scored, "peer_frac": p.frac_scored})
+    return pd.DataFrame(out)
+
+
+def at_fraction(curves: pd.DataFrame, tree: str, peer: str, max_frac: float = 0.25) -> pd.DataFrame:
+    """Single-query p50/p99 of ``tree`` at each of its measured budgets up to ``max_frac`` scored,
+    against ``peer``'s at the same fraction: log-linear in the fraction between the peer's two
+    measured points around it (NaN outside the peer's range: never extrapolated). The issue's
+    latency check is the p99 ratio here."""
+    by = dict(tuple(curves.groupby("system", sort=False)))
+    if tree not in by or peer not in by:
+        return pd.DataFrame()
+    rows = []
+    for _, e in by[tree].sort_values("frac_scored").iterrows():
+        if e.frac_scored > max_frac:
+            break
+        p = _interp(by[peer], "frac_scored", e.frac_scored, ["p50_ms", "p99_ms", "qps"], log_x=True)
+        rows.append({"ehi": tree, "peer": peer, "budget_value": int(e.budget_value), "frac_scored": e.frac_scored,
+                     "ehi_p99_ms": e.p99_ms, "peer_p99_ms": p["p99_ms"], "p99_ratio": e.p99_ms / p["p99_ms"],
+                     "p50_ratio": e.p50_ms / p["p50_ms"], "qps_ratio": e.qps / p["qps"]})
+    return pd.DataFrame(rows)
+
+
+def pareto_figure(curves: pd.DataFrame, path: Path, title: str = "") -> Path:
+    """QPS (log) against nDCG@10, one line per system through its Pareto-optimal points; trees
+    drawn bold and solid, peers thin and dashed, so the two families read apart in any palette."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    for name, curve in curves.groupby("system", sort=False):
+        curve = curve.sort_values(["ndcg@10", "qps"], ascending=False)  # of equal quality the fastest first
+        front = curve[curve.qps >= curve.qps.cummax()].drop_duplicates("ndcg@10").sort_values("ndcg@10")
+        tree = is_tree(name)
+        ax.plot(front["ndcg@10"], front.qps, marker="o" if tree else "s", ms=4 if tree else 3,
+                lw=2.5 if tree else 1.2, ls="-" if tree else "--", label=name, zorder=3 if tree else 2)
+    ax.set_yscale("log")
+    ax.set_xlabel("nDCG@10 (test queries)")
+    ax.set_ylabel(f"queries per second (batched, {int(curves.threads.iloc[0])} thread)")
+    if title:
+        ax.set_title(title, fontsize=10)
+    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8, title="system (Pareto front)",
+              title_fontsize=8)
+    ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+    return Path(path)
+
+
+def _fmt(table: pd.DataFrame, cols, digits: int = 2) -> pd.DataFrame:
+    return table.assign(**{c: table[c].map(lambda v: "-" if not np.isfinite(v) else f"{v:.{digits}f}")
+                           for c in cols})
+
+
+def ratio_markdown(table: pd.DataFrame) -> str:
+    """The ratio table at equal nDCG@10, one row per (tree system, peer, target)."""
+    shown = _fmt(_fmt(table, ("qps_ratio", "p50_ratio", "p99_ratio")), ("ndcg@10",), 3)
+    cols = ["ehi", "peer", "target_share", "ndcg@10", "qps_ratio", "p50_ratio", "p99_ratio"]
+    return shown[cols].to_markdown(index=False)
+
+
+def fraction_markdown(table: pd.DataFrame) -> str:
+    """Single-query latency of the tree against IVF-Flat at equal fraction scored."""
+    shown = _fmt(_fmt(table, ("ehi_p99_ms", "peer_p99_ms"), 3), ("p99_ratio", "p50_ratio", "qps_ratio"))
+    shown["frac_scored"] = shown.frac_scored.map(lambda v: f"{v:.4f}")
+    return shown[["ehi", "peer", "budget_value", "frac_scored", "ehi_p99_ms", "peer_p99_ms", "p99_ratio", "p50_ratio",
+                  "qps_ratio"]].to_markdown(index=False)
