@@ -138,6 +138,18 @@ def _figures(out: Path, curves: pd.DataFrame, beams: pd.DataFrame | None) -> lis
     return names
 
 
+def trained_section(out: Path) -> list[str]:
+    """Section 9 from trained/trained.md, which ``python -m benchmarks.trained`` writes by hand on
+    one pipeline run's artefacts (no rule runs it: it needs a trained run), its headings demoted."""
+    md = out / "trained" / "trained.md"
+    if not md.exists():
+        return []
+    body = md.read_text().split("\n", 1)[1].replace("\n## ", "\n### ")
+    return ["\n## 9. The trained indexes at equal nDCG@10\n",
+            "From [trained/trained.md](trained/trained.md); figure: [trained/trained_pareto.png]"
+            "(trained/trained_pareto.png).\n", body]
+
+
 def write(out: str | Path, quick: bool = False, notes: str | Path | None = None) -> Path:
     """Render summary.md (+ figures) in ``out``; ``notes`` is a hand-written Markdown file appended."""
     out = Path(out)
@@ -257,6 +269,7 @@ def write(out: str | Path, quick: bool = False, notes: str | Path | None = None)
                    if p.exists()), None)  # a full summary falls back to the quick run's, saying so
     if export is not None:
         lines += [export_report.section(read_table(export), source=export.relative_to(out).as_posix())]
+    lines += trained_section(out)
     # verdicts
     lines += ["\n## Targets\n",
               f"- EHI QPS ≥ FAISS IVF-Flat at equal fraction scored: {_verdict(v.get('ivf', []), 1.0)}.\n",

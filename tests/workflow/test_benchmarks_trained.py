@@ -8,7 +8,7 @@ import torch
 from ehi.model.tree import TreeIndexer
 from ehi.search.tree_index import EHIIndex
 
-from benchmarks import trained
+from benchmarks import report, trained
 
 FLOOR = "indexer_init~ivf/lambda_balance~10.0/floor~kmeans"
 
@@ -59,19 +59,23 @@ def test_without_de_the_peers_search_ehis_own_vectors(tmp_path, tiny_dataset):
     assert replicas["ehi-floor+tree"] == res / FLOOR / "seed~1" / "ehi"
     assert replicas["ehi+faiss-ivf"] == res / "seed~1" / "ehi"
 
-    trained.main([str(res), str(tmp_path / "out"), "--rounds", "1", "--n-latency", "3"])
-    curves = pd.read_parquet(tmp_path / "out" / "trained_curves.parquet")
+    out = tmp_path / "bench" / "trained"
+    trained.main([str(res), str(out), "--rounds", "1", "--n-latency", "3", "--note", "a loaded machine"])
+    curves = pd.read_parquet(out / "trained_curves.parquet")
     assert set(curves.system) == set(folders)
-    table = pd.read_parquet(tmp_path / "out" / "trained_matched.parquet")
+    table = pd.read_parquet(out / "trained_matched.parquet")
     pairs = set(zip(table.ehi, table.peer))
     assert {("ehi+tree", "ehi+faiss-hnsw"), ("ehi-floor+tree", "ehi+faiss-hnsw"),
             ("ehi+tree-pq", "ehi+faiss-ivfpq")} <= pairs
     assert not {e for e, _ in pairs} & peers  # a peer named ehi+ is still a peer
-    frac = pd.read_parquet(tmp_path / "out" / "trained_fraction.parquet")
+    frac = pd.read_parquet(out / "trained_fraction.parquet")
     assert set(frac.ehi) == {"ehi+tree", "ehi-floor+tree"} and set(frac.peer) == {"ehi+faiss-ivf"}
     assert (frac.p99_ratio.dropna() > 0).all()
-    text = (tmp_path / "out" / "trained.md").read_text()
+    text = (out / "trained.md").read_text()
     assert "ehi-floor+tree / ehi+faiss-hnsw QPS" in text and "equal fraction scored" in text
+    assert "a loaded machine" in text
+    section = "".join(report.trained_section(tmp_path / "bench"))  # the summary's section 9
+    assert section.startswith("\n## 9.") and "\n### EHI / peer at equal nDCG@10" in section
 
 
 def test_trees_given_by_flag_replace_discovery(tmp_path, tiny_dataset):
