@@ -6,7 +6,9 @@ corpus and query embeddings and EHI's trained tree indexes, found in what the fo
 ``ehi-floor+tree`` from the variant whose last part is ``floor~...``, and ``ehi+tree-pq`` (main's
 leaves as 4-bit PQ codes, an exact re-rank of 1,000). The peers are the baselines the pipeline
 builds, each tuned on the dev queries as the search rule tunes it (:func:`tune_on_dev`): FAISS
-IVF-Flat, FAISS HNSW (an efSearch sweep), ScaNN, ScaNN-AH and, compressed, FAISS IVF-PQ. They are
+IVF-Flat, FAISS HNSW (an efSearch sweep), ScaNN, ScaNN-AH and, compressed, FAISS IVF-PQ, plus an
+IVF-Flat with as many lists as ``ehi+tree`` has leaves (``faiss-ivf-L<n>``, untuned: the same
+routing and scan cost per list, so its latency ratio isolates the search path from the leaf count). They are
 built on DE's embeddings when the run trained DE (``de+``) and otherwise on EHI's own encoder's
 (``ehi+``: a frozen-encoder run, where the question is the index alone on the vectors it routes).
 
@@ -19,7 +21,9 @@ call ``ehi search`` and ``ehi.load_index`` make. :mod:`benchmarks.trained_report
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +46,7 @@ log = logging.getLogger(__name__)
 TREES = {"ehi+tree": "main", "ehi-warm+tree": "indexer_init~kmeans", "ehi+tree-pq": "main"}
 PEER_METHODS = ("faiss-ivf", "faiss-hnsw", "scann", "scann-ah", "faiss-ivfpq")
 PEERS = tuple(f"de+{m}" for m in PEER_METHODS)  # of a run that trained DE
+SAME_LISTS = re.compile(r"faiss-ivf-L(\d+)")  # IVF-Flat with as many lists as ehi+tree has leaves
 PQ = {"nbits": 4, "rerank": 1000}
 K = 100
 
@@ -92,6 +97,10 @@ def discover(resources: Path, seed: int | None = None, trees: dict | None = None
         peer_encoder = "de" if (resources / main / "de" / "emb" / "corpus.npy").exists() else "ehi"
     out = {name: resources / variant / "ehi" for name, variant in trees.items()}
     out.update({f"{peer_encoder}+{m}": resources / main / peer_encoder for m in PEER_METHODS})
+    index_json = out.get("ehi+tree", Path("-")) / "index" / "index.json"
+    if index_json.exists():  # IVF-Flat with the tree's list count: the search path alone, leaf count aside
+        n_leaves = json.loads(index_json.read_text())["n_leaves"]
+        out[f"{peer_encoder}+faiss-ivf-L{n_leaves}"] = resources / main / peer_encoder
     return out
 
 
@@ -127,6 +136,8 @@ def build_systems(resources: Path, folders: dict[str, Path]) -> tuple[dict[str, 
             searcher = LibrarySearch(EHIIndex.load(folder / "index"))
         elif method == "tree-pq":
             searcher = EHIIndex.load(folder / "index").searcher(pq_m=docs.shape[1] // 2, **PQ)
+        elif SAME_LISTS.fullmatch(method):
+            searcher = build_searcher("faiss-ivf", docs, nlist=int(SAME_LISTS.fullmatch(method).group(1)))
         else:
             grid = default_grid(method, len(docs))
             if method == "faiss-ivfpq":
@@ -183,10 +194,11 @@ def write_outputs(curves: pd.DataFrame, out_dir: Path, title: str, note: str = "
     """trained_curves/_matched/_fraction.parquet, trained_pareto.png and trained.md in ``out_dir``."""
     table = report.matched(curves)
     peers = [s for s in curves.system.unique() if not report.is_tree(s)]
-    ivf = next((p for p in peers if report.method(p) == "faiss-ivf"), None)
+    ivfs = [p for p in peers if report.method(p) == "faiss-ivf" or SAME_LISTS.fullmatch(report.method(p))]
     hnsw = next((p for p in peers if report.method(p) == "faiss-hnsw"), None)
     trees = [s for s in curves.system.unique() if report.method(s) == "tree"]
-    frac = pd.concat([report.at_fraction(curves, t, ivf) for t in trees] or [pd.DataFrame()], ignore_index=True)
+    frac = pd.concat([report.at_fraction(curves, t, ivf) for t in trees for ivf in ivfs] or [pd.DataFrame()],
+                     ignore_index=True)
     curves.to_parquet(out_dir / "trained_curves.parquet", index=False)
     table.to_parquet(out_dir / "trained_matched.parquet", index=False)
     frac.to_parquet(out_dir / "trained_fraction.parquet", index=False)

@@ -33,7 +33,7 @@ def test_every_system_swept_timed_and_matched(tmp_path, tiny_dataset):
     _artefacts(tmp_path / "res", tiny_dataset)
     trained.main([str(tmp_path / "res"), str(tmp_path / "out"), "--rounds", "1", "--n-latency", "3"])
     curves = pd.read_parquet(tmp_path / "out" / "trained_curves.parquet")
-    assert set(curves.system) == set(trained.TREES) | set(trained.PEERS)
+    assert set(curves.system) == set(trained.TREES) | set(trained.PEERS) | {"de+faiss-ivf-L9"}  # 3^2 leaves
     assert curves[["ndcg@10", "recall@100", "exact_recall@100", "frac_scored"]].stack().between(0, 1).all()
     assert (curves.qps > 0).all() and (curves.p99_ms >= curves.p50_ms).all()
     full = curves[curves.system == "ehi+tree"].sort_values("budget_value").iloc[-1]
@@ -52,7 +52,7 @@ def test_without_de_the_peers_search_ehis_own_vectors(tmp_path, tiny_dataset):
     _artefacts(res, tiny_dataset, ("main/ehi", f"{FLOOR}/ehi", "seed~1/ehi", f"{FLOOR}/seed~1/ehi"))
     folders = trained.discover(res)
     peers = {f"ehi+{m}" for m in trained.PEER_METHODS}
-    assert set(folders) == {"ehi+tree", "ehi+tree-pq", "ehi-floor+tree"} | peers
+    assert set(folders) == {"ehi+tree", "ehi+tree-pq", "ehi-floor+tree", "ehi+faiss-ivf-L9"} | peers
     assert folders["ehi-floor+tree"] == res / FLOOR / "ehi"
     assert all(folders[p] == res / "main" / "ehi" for p in peers)  # the vectors the tree routes
     replicas = trained.discover(res, seed=1)
@@ -69,7 +69,9 @@ def test_without_de_the_peers_search_ehis_own_vectors(tmp_path, tiny_dataset):
             ("ehi+tree-pq", "ehi+faiss-ivfpq")} <= pairs
     assert not {e for e, _ in pairs} & peers  # a peer named ehi+ is still a peer
     frac = pd.read_parquet(out / "trained_fraction.parquet")
-    assert set(frac.ehi) == {"ehi+tree", "ehi-floor+tree"} and set(frac.peer) == {"ehi+faiss-ivf"}
+    assert set(frac.ehi) == {"ehi+tree", "ehi-floor+tree"} and set(frac.peer) == {"ehi+faiss-ivf", "ehi+faiss-ivf-L9"}
+    same = frac[frac.peer == "ehi+faiss-ivf-L9"]  # as many lists as leaves: the fractions meet
+    assert same.p99_ratio.notna().any()
     assert (frac.p99_ratio.dropna() > 0).all()
     text = (out / "trained.md").read_text()
     assert "ehi-floor+tree / ehi+faiss-hnsw QPS" in text and "equal fraction scored" in text
