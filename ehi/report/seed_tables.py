@@ -71,7 +71,9 @@ def plot_kmr_over_seeds(long: pd.DataFrame, metric: str, path: str | os.PathLike
     for system, curve in rows.groupby("system"):
         curve = curve.sort_values("frac_visited")
         style = _style(system)
-        ax.errorbar(100 * curve.frac_visited, curve.value, yerr=[curve.value - curve["min"], curve["max"] - curve.value],
+        # seeds that agree give a mean a rounding error outside [min, max]: clip the bars at zero
+        below, above = (curve.value - curve["min"]).clip(lower=0), (curve["max"] - curve.value).clip(lower=0)
+        ax.errorbar(100 * curve.frac_visited, curve.value, yerr=[below, above],
                     capsize=2, label=f"{system} ({int(curve.n_seeds.max())} seeds)", **style)
     ax.set_xscale("log")
     ax.set_xlabel("documents scored per query (% of corpus, log scale; seed mean)")

@@ -84,3 +84,16 @@ def test_a_variant_system_joins_the_main_kmr_table_with_its_variants_numbers(tmp
     pd.testing.assert_frame_equal(table.drop(index="ehi-warm+tree").reset_index()[main.columns],
                                   main.reset_index(drop=True), check_dtype=False)
     assert (tmp_path / "figures" / "kmr_ndcg_at_10.png").stat().st_size > 0
+
+
+def test_the_seed_figure_draws_seeds_that_agree(tmp_path):
+    """Three seeds with one value (a system no seed changes, e.g. IVF on a frozen encoder): the mean
+    may round outside [min, max], and the figure still draws (zero-length bars)."""
+    from ehi.report.seed_tables import kmr_over_seeds_wide, plot_kmr_over_seeds
+
+    value = 0.1  # pandas: the mean of three 0.1 is 0.1 + 1.4e-17, above the max
+    rows = [{"dataset": "d", "system": "ehi+faiss-ivf", "variant": "main", "budget_param": "nprobe", "budget_value": 1.0,
+             "frac_visited": 0.05, "metric": "ndcg@10", "value": value, "qps": 1.0, "seed": seed} for seed in (0, 1, 2)]
+    _, long = kmr_over_seeds_wide(pd.DataFrame(rows), ["ndcg@10"], [0.05, 0.1])
+    path = plot_kmr_over_seeds(long, "ndcg@10", tmp_path / "seeds.png")
+    assert Path(path).read_bytes()[:4] == b"\x89PNG"
