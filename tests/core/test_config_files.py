@@ -74,7 +74,6 @@ def error_of(override: dict, files=None) -> str:
     ({"dataset": {"name": ".."}}, "config dataset.name: value '..' is not allowed: Name used in every output path"),
     ({"datasets": {"..": {}}}, "config datasets: name '..' is not allowed: A dataset name"),
     ({"datasets": ["a", "b"]}, "config datasets: ['a', 'b'] is not of type 'object'"),
-    ({"dataset": {"source": "foo"}}, "config dataset.source: 'foo' is none of the accepted forms: synthetic"),
     ({"dataset": {"query_split": {"seed": -1}}}, "config dataset.query_split.seed: -1 is less than the minimum of 0"),
     ({"dataset": {"dev_seed": -3}}, "config dataset.dev_seed: -3 is less than the minimum of 0"),
     ({"search": {"systems": []}}, "config search.systems: [] should be non-empty"),
