@@ -77,23 +77,7 @@ rule main:
         of_each("main"),
 
 
-def across_seeding(name):
-    """What the cross-dataset table needs of one dataset's seeds: {variant: its seed replicas} of the
-    main setting and each variant system's variant (none for one seed), the variant systems, the
-    main seed (as the dataset's own tables rule: ehi.evaluate.seeds)."""
-    from ehi.evaluate.seeds import replicas
-    from ehi.evaluate.variant_systems import parse as parse_variant_systems
-
-    cfg = DATASETS[name]
-    main_seed = cfg["train"].get("seed", 0)
-    seeds = cfg["train"].get("seeds") or [main_seed]
-    systems = cfg.get("evaluation", {}).get("variant_systems") or {}
-    variants = ["main", *dict.fromkeys(spec.variant for spec in parse_variant_systems(systems))]
-    return {"seed_replicas": replicas(variants, seeds, main_seed) if len(seeds) > 1 else {},
-            "variant_systems": systems, "main_seed": main_seed}
-
-
-ACROSS_SEEDING = {n: across_seeding(n) for n in REPORTED}
+ACROSS_SEEDING = {n: across_seeding(n, DATASETS) for n in REPORTED}
 
 
 rule across_datasets:
