@@ -56,6 +56,9 @@ def check_config(config: dict, schema_path: str | os.PathLike, data_dir: str | o
         if train.get("select") == "dev" and not train.get("dev_eval"):
             raise ConfigError(f"config {where}.select: dev picks the best dev epoch, which needs {where}.dev_eval: true")
     check_splits(config, known_splits(config["dataset"], data_dir), trains)
+    if config["search"].get("lists_from_leaf_count") and config["search"].get("scann_leaves") is not None:
+        raise ConfigError("config search.scann_leaves: with search.lists_from_leaf_count every list count comes from "
+                          "rule dev_leaf_count's grid (whose base is search.ivf_nlist); leave scann_leaves unset")
 
 
 def check_source(dataset: dict) -> None:

@@ -25,6 +25,9 @@ class SearchConfig(Section):
     hnsw_M: list[int] = field(default_factory=lambda: [16, 32])
     hnsw_ef_construction: int = 200
     scann_leaves: list[int] | None = None  # None: around sqrt(N)
+    # true: ivf_nlist and scann_leaves are the grid rule dev_leaf_count swept for the tree's leaf
+    # count, so no partition index may try finer lists than another
+    lists_from_leaf_count: bool = False
     pq_m: int | None = None  # PQ sub-quantizers of tree-pq and faiss-ivfpq; None: 2 bits per dimension
     pq_nbits: int = 4  # bits per PQ code: 4 = FAISS fast scan, 8 = IndexIVFPQ
     pq_rerank: int = 1000  # best candidates re-scored exactly (0 = codes only)

@@ -43,6 +43,7 @@ TREES = (TREE, TREE_PQ)  # the searches of an EHI index
 TREE_SETTINGS = ("ehi_beams",)
 PQ_SETTINGS = ("pq_m", "pq_nbits", "pq_rerank")  # search.* keys of the PQ codes (tree-pq, faiss-ivfpq)
 COMMON_SETTINGS = ("k", "batch_size", "threads")  # search.* keys every system's search reads
+LIST_SETTINGS = ("ivf_nlist", "scann_leaves")  # search.* keys that set a kind's list counts
 
 
 def _list_sizes(n_docs: int) -> list[int]:
@@ -75,7 +76,12 @@ class AnnKind:
         return resolve(self.from_shards) if self.from_shards else None
 
     def rule_settings_keys(self) -> tuple[str, ...]:
-        return COMMON_SETTINGS + (("tune_split",) if self.tuned else ()) + self.settings_keys
+        lists = ("lists_from_leaf_count",) if self.reads_list_counts() else ()
+        return COMMON_SETTINGS + (("tune_split",) if self.tuned else ()) + self.settings_keys + lists
+
+    def reads_list_counts(self) -> bool:
+        """Whether the kind partitions the corpus into lists (search.ivf_nlist or scann_leaves)."""
+        return bool(set(self.settings_keys) & set(LIST_SETTINGS))
 
 
 def _ivf_grid(n_docs, s):
@@ -181,7 +187,9 @@ def rule_settings(search_section: dict, system: str) -> dict:
         keys = COMMON_SETTINGS + TREE_SETTINGS + PQ_SETTINGS
     else:
         keys = ann_kind(search).rule_settings_keys()
-    return canonical({key: search_section[key] for key in keys if key in search_section})
+    # lists_from_leaf_count enters only when set, so runs that leave it off keep their params
+    return canonical({key: search_section[key] for key in keys
+                      if key in search_section and (key != "lists_from_leaf_count" or search_section[key])})
 
 
 def line_style(search: str):
@@ -225,3 +233,12 @@ def __getattr__(name):
 __all__ = ["KINDS", "TREE", "TREE_PQ", "TREES", "AnnKind", "Searcher", "SearchResult", "ann_kind", "build_searcher", "check_systems",
            "kinds", "line_style", "load_searcher", "log_grid", "register_kind", "rule_settings", "searches",
            "system_pattern"]
+
+
+def with_leaf_count_grid(search_section: dict, leaf_count: dict) -> dict:
+    """``search_section`` with ``ivf_nlist`` and ``scann_leaves`` set to the grid rule dev_leaf_count
+    swept (``leaf_count``: its JSON) where ``lists_from_leaf_count`` asks for it; else unchanged."""
+    if not search_section.get("lists_from_leaf_count"):
+        return search_section
+    grid = [int(n) for n in leaf_count["grid"]]
+    return {**search_section, **{key: grid for key in LIST_SETTINGS}}

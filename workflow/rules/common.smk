@@ -132,6 +132,8 @@ def search_inputs(wildcards):
     inputs = {"data": DATA_FILES, "corpus": f"{emb}/corpus.npy", "queries": f"{emb}/queries.npy"}
     if method in ("tree", "tree-pq"):
         inputs["index"] = f"{R}/{wildcards.variant}/ehi/index"
+    if "lists_from_leaf_count" in search_settings(wildcards):  # the grid the tree's leaf count came from
+        inputs["leaf_count"] = LEAF_COUNT
     return inputs
 
 

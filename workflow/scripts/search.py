@@ -1,5 +1,6 @@
 """Rule search: one system searched at every budget of its sweep; writes the run and the QPS."""
 
+import json
 import sys
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from ehi.data.dataset import Dataset  # noqa: E402
 from ehi.model.embed import load_array  # noqa: E402
 from ehi.evaluate.sweep import search_system  # noqa: E402
 from ehi.search.config import SearchConfig  # noqa: E402
+from ehi.search.registry import with_leaf_count_grid  # noqa: E402
 from ehi.core.io import write_table  # noqa: E402
 
 log = setup(snakemake)  # noqa: F821
@@ -21,7 +23,8 @@ run, qps = search_system(
     corpus_emb=load_array(inp.corpus),
     query_emb=load_array(inp.queries),
     split=p.split,
-    settings=SearchConfig.from_dict(p.search),
+    settings=SearchConfig.from_dict(with_leaf_count_grid(dict(p.search), json.loads(Path(inp.leaf_count).read_text())
+                                                         if "leaf_count" in inp.keys() else {})),
     index_dir=inp.get("index"),
 )
 write_table(run, "run", snakemake.output.run)  # noqa: F821
