@@ -53,6 +53,12 @@ def replicas(variants, seeds, main_seed: int) -> dict[str, list[str]]:
     return {v: [v, *(replica(v, s) for s in others)] for v in variants}
 
 
+def setting_replicas(variant_specs, seeds, main_seed: int) -> dict[str, list[str]]:
+    """:func:`replicas` of the main setting and of each variant that ``variant_specs``
+    (evaluation.variant_systems, parsed) reports beside it: what every seeded report reads."""
+    return replicas(["main", *dict.fromkeys(spec.variant for spec in variant_specs)], seeds, main_seed)
+
+
 def seed_column(frame: pd.DataFrame, main_seed: int) -> pd.DataFrame:
     """``frame`` (rows of one variant or its replicas) relabelled to the base variant, with ``seed``."""
     parts = [split_replica(v) for v in frame.variant]

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ehi.core.io import atomic_dir
+from ehi.model.layer_cache import texts_digest
 
 FILES = ("corpus.npy", "queries.npy")
 
@@ -47,13 +48,6 @@ def tokenizer_form(tokenizer) -> str:
     form.pop("truncation", None)
     form.pop("padding", None)
     return json.dumps(form, sort_keys=True)
-
-
-def texts_digest(texts) -> str:
-    digest = hashlib.sha256()
-    for text in texts:
-        digest.update(text.encode("utf-8") + b"\0")
-    return digest.hexdigest()
 
 
 def cache_key(encoder, doc_texts, query_texts, version) -> str:

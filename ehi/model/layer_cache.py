@@ -70,16 +70,21 @@ class LayerCache:
         return torch.from_numpy(out).to(device), torch.from_numpy(mask).to(device)
 
 
-def _fingerprint(encoder: Encoder, texts: list[str], k: int, dtype: str) -> dict:
+def texts_digest(texts) -> str:
+    """sha256 of the texts in order, each ended by a NUL (no two lists of texts share a digest)."""
     digest = hashlib.sha256()
     for text in texts:
         digest.update(text.encode("utf-8") + b"\0")
+    return digest.hexdigest()
+
+
+def _fingerprint(encoder: Encoder, texts: list[str], k: int, dtype: str) -> dict:
     weights = hashlib.sha256()
     embeddings, layers = _layers(encoder)
     for module in [embeddings, *layers[:k]]:
         for p in module.parameters():
             weights.update(p.detach().cpu().numpy().tobytes())
-    return {"texts": digest.hexdigest(), "n": len(texts), "k": k, "dtype": dtype,
+    return {"texts": texts_digest(texts), "n": len(texts), "k": k, "dtype": dtype,
             "max_length": encoder.max_length, "frozen_weights": weights.hexdigest()}
 
 

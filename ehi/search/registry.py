@@ -31,6 +31,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ehi.core.config import canonical
+from ehi.core.config_values import LIST_KEYS
 from ehi.core.errors import ConfigError
 from ehi.core.plugins import load_plugins, resolve
 from ehi.search.base import Searcher, SearchResult, log_grid
@@ -43,7 +44,6 @@ TREES = (TREE, TREE_PQ)  # the searches of an EHI index
 TREE_SETTINGS = ("ehi_beams",)
 PQ_SETTINGS = ("pq_m", "pq_nbits", "pq_rerank")  # search.* keys of the PQ codes (tree-pq, faiss-ivfpq)
 COMMON_SETTINGS = ("k", "batch_size", "threads")  # search.* keys every system's search reads
-LIST_SETTINGS = ("ivf_nlist", "scann_leaves")  # search.* keys that set a kind's list counts
 
 
 def _list_sizes(n_docs: int) -> list[int]:
@@ -81,7 +81,7 @@ class AnnKind:
 
     def reads_list_counts(self) -> bool:
         """Whether the kind partitions the corpus into lists (search.ivf_nlist or scann_leaves)."""
-        return bool(set(self.settings_keys) & set(LIST_SETTINGS))
+        return bool(set(self.settings_keys) & set(LIST_KEYS))
 
 
 def _ivf_grid(n_docs, s):
@@ -241,4 +241,4 @@ def with_leaf_count_grid(search_section: dict, leaf_count: dict) -> dict:
     if not search_section.get("lists_from_leaf_count"):
         return search_section
     grid = [int(n) for n in leaf_count["grid"]]
-    return {**search_section, **{key: grid for key in LIST_SETTINGS}}
+    return {**search_section, **{key: grid for key in LIST_KEYS}}

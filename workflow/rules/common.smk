@@ -14,7 +14,7 @@ from ehi.core.config import canonical
 from ehi.train.model_keys import model_settings
 from ehi.search.registry import rule_settings
 from ehi.evaluate.variant_systems import resolve as resolve_variant_systems
-from ehi.evaluate.seeds import replicas as seed_replicas, split_replica
+from ehi.evaluate.seeds import setting_replicas, split_replica
 
 include: "targets.smk"
 
@@ -151,7 +151,7 @@ with exit_on_user_error("snakemake"):
 # train.seeds: the main setting and the variants reported beside it, once per seed ({variant: [its
 # own path, then a seed~S replica per other seed]}); the replicas are variants like any other.
 SEEDS = config["train"]["seeds"] or [config["train"]["seed"]]
-SEED_REPLICAS = seed_replicas(["main", *dict.fromkeys(s.variant for s in VARIANT_SYSTEMS)], SEEDS, config["train"]["seed"])
+SEED_REPLICAS = setting_replicas(VARIANT_SYSTEMS, SEEDS, config["train"]["seed"])
 REPLICAS = [r for rs in SEED_REPLICAS.values() for r in rs[1:]]
 # `snakemake tables` (and/or `claims`) alone, where cached results exist, re-renders from them as they are: its
 # inputs are then given as absolute paths, which no rule's output matches, so nothing upstream

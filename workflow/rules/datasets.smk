@@ -49,13 +49,12 @@ def across_seeding(name, datasets):
     """What the cross-dataset table needs of one dataset's seeds: {variant: its seed replicas} of the
     main setting and each variant system's variant (none for one seed), the variant systems, the
     main seed (as the dataset's own tables rule: ehi.evaluate.seeds)."""
-    from ehi.evaluate.seeds import replicas
+    from ehi.evaluate.seeds import setting_replicas
     from ehi.evaluate.variant_systems import parse as parse_variant_systems
 
     cfg = datasets[name]
     main_seed = cfg["train"].get("seed", 0)
     seeds = cfg["train"].get("seeds") or [main_seed]
     systems = cfg.get("evaluation", {}).get("variant_systems") or {}
-    variants = ["main", *dict.fromkeys(spec.variant for spec in parse_variant_systems(systems))]
-    return {"seed_replicas": replicas(variants, seeds, main_seed) if len(seeds) > 1 else {},
+    return {"seed_replicas": setting_replicas(parse_variant_systems(systems), seeds, main_seed) if len(seeds) > 1 else {},
             "variant_systems": systems, "main_seed": main_seed}
