@@ -71,6 +71,7 @@ class ResourcesConfig(Section):
 
     section = "resources"
 
+    threads_per_job: int = 1
     gpus_per_train: int = 0
 
 

@@ -56,7 +56,6 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("frac_visited", pa.float64()),
             ("metric", pa.string()),
             ("value", pa.float64()),
-            ("qps", pa.float64()),
         ]
     ),
     "significance": pa.schema(

@@ -120,21 +120,13 @@ def per_query_metrics(run_df: pd.DataFrame, qrels_df: pd.DataFrame, dataset: str
     return pd.concat(frames, ignore_index=True)[schema("per_query").names]
 
 
-def summarize(per_query_df: pd.DataFrame, qps_df: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Mean over queries of each (search, metric), with that search's throughput: ``summary`` schema.
-
-    ``qps_df`` has the GROUP columns (and ``dataset`` if it spans several) plus ``qps``, as the
-    records of :func:`time_searcher` give; a search without a timing gets NaN.
-    """
+def summarize(per_query_df: pd.DataFrame) -> pd.DataFrame:
+    """Mean over queries of each (search, metric): ``summary`` schema. Throughput is not here: it
+    changes with every run and the machine's load, so it stays in the search's own ``qps`` table
+    (git-ignored), and a summary is the same on every run of the same code."""
     keys = ["dataset", *GROUP]
     summary = (per_query_df.groupby([*keys, "metric"], sort=False)
                .agg(frac_visited=("frac_visited", "mean"), value=("value", "mean")).reset_index())
-    if qps_df is None or qps_df.empty:
-        summary["qps"] = np.nan
-    else:
-        on = [c for c in keys if c in qps_df.columns]
-        timing = qps_df[[*on, "qps"]].drop_duplicates(on, keep="last")
-        summary = summary.merge(timing, on=on, how="left")
     return summary[schema("summary").names]
 
 

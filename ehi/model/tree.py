@@ -197,8 +197,14 @@ class TreeIndexer(nn.Module):
         for h in range(self.height):
             child_logp = torch.log_softmax(self.level_logits(h, queries, nodes), dim=-1)  # (n, m, B)
             cand = (logp[:, :, None] + child_logp).flatten(1)  # (n, m*B)
-            logp, idx = cand.topk(min(beam, cand.shape[1]), dim=1)  # (n, m')
-            nodes = nodes.gather(1, idx // self.branching) * self.branching + idx % self.branching
+            children = torch.arange(self.branching, device=queries.device)
+            cand_nodes = (nodes[:, :, None] * self.branching + children).flatten(1)  # (n, m*B) their ids
+            # the most probable first, an exact tie to the lower node id (a stable sort of the
+            # candidates in id order), so every kernel path and the numpy router keep the same nodes
+            by_id = cand_nodes.argsort(dim=1)
+            keep = by_id.gather(1, torch.sort(-cand.gather(1, by_id), dim=1, stable=True).indices)
+            keep = keep[:, : min(beam, cand.shape[1])]  # (n, m')
+            logp, nodes = cand.gather(1, keep), cand_nodes.gather(1, keep)
         return nodes, logp
 
     def save(self, out_dir: str | os.PathLike) -> None:

@@ -54,7 +54,8 @@ def _style(system: str) -> dict:
 
 def save_figure(fig, path: str | os.PathLike) -> Path:
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=130, bbox_inches="tight")
+        # no metadata (matplotlib's version): equal figures are equal bytes, so a rerun leaves git clean
+        fig.savefig(tmp, format="png", dpi=130, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
     return Path(path)
 

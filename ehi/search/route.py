@@ -102,8 +102,9 @@ class NumpyRouter:
                 top = logits.max(axis=-1, keepdims=True)
                 child = logits - (np.log(np.exp(logits - top).sum(axis=-1, keepdims=True)) + top)  # log_softmax
                 cand = (logp[:, :, None] + child).reshape(n, -1)  # (n, m*B)
-                logp, idx = _top_sorted(cand, min(beam, cand.shape[1]))  # (n, m')
-                nodes = np.take_along_axis(nodes, idx // b, axis=1) * b + idx % b
+                cand_nodes = (nodes[:, :, None] * b + np.arange(b)).reshape(n, -1)  # (n, m*B) their ids
+                logp, idx = top_nodes(cand, cand_nodes, min(beam, cand.shape[1]))  # (n, m')
+                nodes = np.take_along_axis(cand_nodes, idx, axis=1)
         return nodes, logp.astype(np.float32, copy=False)
 
     def save(self, path: str | os.PathLike) -> Path:
@@ -122,13 +123,18 @@ class NumpyRouter:
         return cls(load_file(str(path)), int(meta["height"]), int(meta["branching"]), threads)
 
 
-def _top_sorted(values: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``width`` largest entries of each row (n, c), largest first: (values, column indices).
-    Up to ``SORT_ALL_UP_TO`` columns one sort of the row is cheaper than partitioning first."""
+def top_nodes(values: np.ndarray, ids: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``width`` largest entries of each row (n, c), largest first, an exact tie going to the
+    lower node id in ``ids`` (n, c), as TreeIndexer.beam_search breaks it: (values, column
+    indices). Up to ``SORT_ALL_UP_TO`` columns one sort of the row is cheaper than partitioning
+    first; past it, rows whose cut falls inside a tie are sorted whole, so the rule holds there too."""
     if values.shape[1] <= SORT_ALL_UP_TO:
-        order = np.argsort(-values, axis=1, kind="stable")[:, :width]
+        order = np.lexsort((ids, -values), axis=1)[:, :width]
         return np.take_along_axis(values, order, axis=1), order
     idx = np.argpartition(-values, width - 1, axis=1)[:, :width]
     part = np.take_along_axis(values, idx, axis=1)
-    order = np.argsort(-part, axis=1, kind="stable")
-    return np.take_along_axis(part, order, axis=1), np.take_along_axis(idx, order, axis=1)
+    order = np.take_along_axis(idx, np.lexsort((np.take_along_axis(ids, idx, axis=1), -part), axis=1), axis=1)
+    tied = (values >= part.min(axis=1, keepdims=True)).sum(axis=1) > width  # more at the cut than places
+    if tied.any():
+        order[tied] = np.lexsort((ids[tied], -values[tied]), axis=1)[:, :width]
+    return np.take_along_axis(values, order, axis=1), order

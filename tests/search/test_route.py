@@ -46,3 +46,22 @@ def test_saved_router_routes_the_same_and_checks_its_input(tmp_path):
         router.beam_search(x, 26)
     with pytest.raises(ValueError, match=r"queries must be \(n, 16\)"):
         router.beam_search(x[:, :8], 2)
+
+
+@pytest.mark.parametrize("height,branching", [(1, 8), (2, 4), (1, 600)])
+def test_exact_ties_go_to_the_lower_node_id_in_both_beam_searches(height, branching):
+    """A router with all-zero weights gives every child the same probability: every level is one
+    exact tie, so the kept nodes must be the lowest ids (600 leaves: the partitioning path)."""
+    dim = 16
+    tree = TreeIndexer(dim, height, branching, hidden=12)
+    with torch.no_grad():
+        for param in tree.parameters():
+            param.zero_()
+    x = np.random.default_rng(0).standard_normal((5, dim)).astype(np.float32)
+    router = NumpyRouter.from_indexer(tree)
+    for beam in (1, 3, branching):
+        want = np.tile(np.arange(beam), (len(x), 1))
+        if height == 2:  # level 1 keeps the lowest ids, level 2 their children in id order
+            want = np.tile(np.arange(beam), (len(x), 1))
+        np.testing.assert_array_equal(tree.beam_search(torch.from_numpy(x), beam)[0].numpy(), want)
+        np.testing.assert_array_equal(router.beam_search(x, beam)[0], want)

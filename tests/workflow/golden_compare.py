@@ -1,7 +1,7 @@
 """How a run of the test config is held to the golden: exactly where numbers hold across CPUs, to a
 stated tolerance where the last bits of floating point may move.
 
-Two CPUs of different makes (or one CPU on another kernel path: ``EHI_NATIVE_KERNELS=1``,
+Two CPUs of different makes (or one CPU on another kernel path: ``EHI_KERNELS=native``,
 ``ATEN_CPU_CAPABILITY=default``, another ``MKL_CBWR`` branch) round torch's sums differently.
 Measured on the test config across seven such paths on one machine: trained weights move by up to
 6e-6 (the DE encoder on ATen's scalar kernels; the indexer by 1.7e-5, about 6e-6 of its largest

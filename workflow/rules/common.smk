@@ -22,6 +22,7 @@ include: "targets.smk"
 DS = config["dataset"]["name"]
 R = f"resources/{DS}"  # heavy artefacts (git-ignored)
 RES = f"results/{DS}"  # small cached results (committed)
+LOGS = f"logs/{DS}"  # job logs and Snakemake benchmark timings (git-ignored: they change every run)
 DATA_DIR = f"{R}/data"
 LEAF_COUNT = f"{RES}/dev_leaf_count.json"  # train.branching: auto (rule dev_leaf_count)
 DATA_FILES = expand(f"{DATA_DIR}/{{kind}}.parquet", kind=["corpus", "queries", "qrels"])

@@ -23,7 +23,6 @@ rule evaluate:
 rule summarize:
     input:
         per_query=lambda w: expand(f"{RES}/{w.variant}/per_query/{{system}}.parquet", system=variant_systems(w.variant)),
-        qps=lambda w: expand(f"{RES}/{w.variant}/qps/{{system}}.parquet", system=variant_systems(w.variant)),
     output:
         f"{RES}/{{variant}}/summary.parquet",
     params:

@@ -24,8 +24,8 @@ rule embed:
     log:
         f"logs/{DS}/{{variant}}/embed_{{model}}.log",
     benchmark:
-        f"{RES}/{{variant}}/benchmarks/embed_{{model}}.tsv"
-    threads: workflow.cores
+        f"{LOGS}/{{variant}}/benchmarks/embed_{{model}}.tsv"
+    threads: config["resources"]["threads_per_job"]
     resources:
         gpu=1,
     conda:
@@ -47,7 +47,7 @@ rule ehi_index:
     log:
         f"logs/{DS}/{{variant}}/ehi_index.log",
     benchmark:
-        f"{RES}/{{variant}}/benchmarks/ehi_index.tsv"
+        f"{LOGS}/{{variant}}/benchmarks/ehi_index.tsv"
     threads: 1
     conda:
         ENV

@@ -17,7 +17,7 @@ rule search:
     log:
         f"logs/{DS}/{{variant}}/search_{{system}}.log",
     benchmark:
-        f"{RES}/{{variant}}/benchmarks/search_{{system}}.tsv"
+        f"{LOGS}/{{variant}}/benchmarks/search_{{system}}.tsv"
     threads: config["search"]["threads"]
     conda:
         ENV

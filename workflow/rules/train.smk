@@ -35,8 +35,8 @@ rule train_ehi:
     log:
         f"logs/{DS}/{{variant}}/train_ehi.log",
     benchmark:
-        f"{RES}/{{variant}}/benchmarks/train_ehi.tsv"
-    threads: workflow.cores
+        f"{LOGS}/{{variant}}/benchmarks/train_ehi.tsv"
+    threads: config["resources"]["threads_per_job"]
     resources:
         gpu=max(1, config["resources"]["gpus_per_train"]),
     conda:
@@ -65,4 +65,4 @@ use rule train_ehi as train_de with:
     log:
         f"logs/{DS}/{{variant}}/train_de.log",
     benchmark:
-        f"{RES}/{{variant}}/benchmarks/train_de.tsv"
+        f"{LOGS}/{{variant}}/benchmarks/train_de.tsv"

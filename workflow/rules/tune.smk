@@ -40,7 +40,7 @@ rule dev_leaf_count:
     log:
         f"logs/{DS}/dev_leaf_count.log",
     benchmark:
-        f"{RES}/benchmarks/dev_leaf_count.tsv"
+        f"{LOGS}/benchmarks/dev_leaf_count.tsv"
     threads: 1
     conda:
         ENV

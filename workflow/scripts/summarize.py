@@ -1,4 +1,4 @@
-"""Rule summarize: the KMR summary (mean over queries per search) of one variant, with QPS."""
+"""Rule summarize: the KMR summary (mean over queries per search) of one variant (timings stay in the searches' qps tables)."""
 
 import sys
 from pathlib import Path
@@ -14,5 +14,4 @@ from ehi.core.io import read_table, write_table  # noqa: E402
 log = setup(snakemake)  # noqa: F821
 inp = snakemake.input  # noqa: F821
 per_query = pd.concat([read_table(f, "per_query") for f in inp.per_query], ignore_index=True)
-qps = pd.concat([read_table(f) for f in inp.qps], ignore_index=True)
-write_table(summarize(per_query, qps), "summary", snakemake.output[0])  # noqa: F821
+write_table(summarize(per_query), "summary", snakemake.output[0])  # noqa: F821
