@@ -5,9 +5,15 @@ The package is the method as a library; the Snakemake workflow under ``workflow/
 
 __version__ = "0.1.0"
 
+# the public API: imported on first use, so `import ehi` stays light (no torch/transformers)
+__all__ = ["load_index", "fit_tree", "export_faiss", "__version__"]
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
+
 
 def __getattr__(name):
-    # `import ehi` stays light (no torch/transformers) until the search API is asked for
     if name == "load_index":
         from ehi.serve.api import load_index
 

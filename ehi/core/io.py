@@ -53,6 +53,18 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         tmp_path.unlink(missing_ok=True)
 
 
+def _open_permissions(root: Path) -> None:
+    """Give ``root`` and everything under it the permissions mkdir and open() would: mkdtemp makes
+    0700 directories and safetensors 0600 files, which a colleague on a shared cluster cannot read."""
+    umask = _umask()
+    os.chmod(root, 0o777 & ~umask)
+    for folder, dirs, files in os.walk(root):
+        for name in dirs:
+            os.chmod(os.path.join(folder, name), 0o777 & ~umask)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o666 & ~umask)
+
+
 @contextlib.contextmanager
 def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary directory; on success it replaces ``path`` as a whole.
@@ -66,8 +78,7 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     old = path.parent / f".{path.name}.old"
     try:
         yield tmp
-        # mkdtemp makes 0700 directories; a colleague on a shared cluster reads what mkdir would give
-        os.chmod(tmp, 0o777 & ~_umask())
+        _open_permissions(tmp)
         shutil.rmtree(old, ignore_errors=True)
         if path.exists():
             os.replace(path, old)

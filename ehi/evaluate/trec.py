@@ -11,6 +11,15 @@ and is otherwise lowered just enough (one float32 step, ``numpy.nextafter``) to 
 order: equal or out-of-order scores (duplicate documents, approximate scores of a compressed
 index) would otherwise be reordered by the reader and move its metrics off ours. Float32 steps,
 because pytrec_eval (ir_measures' trec_eval) compares scores at float32 precision.
+
+Queries that retrieved nothing (a small beam can visit only empty leaves) have no line in a run
+file: the format has no way to say "this query was searched and found nothing". The pipeline's
+metrics score such a judged query 0, and so does ``trec_eval -c`` (average over the qrels' queries,
+0 for one missing from the run); plain ``trec_eval`` averages over the run's queries only and
+comes out higher. So the qrels are written beside the runs (:func:`write_trec_qrels`: the
+evaluation split's relevant judgements, the queries the pipeline averages over), the count of
+judged queries missing from each run is returned (and logged by the rule), and
+:data:`TREC_EVAL_COMMAND` is the call that agrees with the pipeline.
 """
 
 from __future__ import annotations
@@ -24,7 +33,12 @@ import pandas as pd
 
 from ehi.core.errors import DataError
 from ehi.core.io import atomic_path
+from ehi.data.judgements import relevant
 from ehi.evaluate.metrics import GROUP
+
+QRELS_FILE = "qrels.txt"
+# -c: average over every query of the qrels (0 for one the run lacks), as the pipeline's metrics do
+TREC_EVAL_COMMAND = "trec_eval -c -m ndcg_cut.10 -m recall.100 {qrels} {run}"
 
 COLUMNS = ["query_id", "Q0", "doc_id", "rank", "score", "tag"]
 _UNSAFE = re.compile(r"\s")
@@ -72,10 +86,34 @@ def write_trec_runs(run: pd.DataFrame, out_dir: str | os.PathLike) -> list[Path]
     paths = []
     for (system, _variant, param, value), group in run.groupby(GROUP, sort=False):
         path = out_dir / f"{param}={float(value):g}.trec"
+        lines = trec_lines(group, tag(system, param, value))
         with atomic_path(path) as tmp:
-            tmp.write_text("\n".join(trec_lines(group, tag(system, param, value))) + "\n")
+            tmp.write_text("".join(line + "\n" for line in lines))
         paths.append(path)
     return paths
+
+
+def judged_without_results(run: pd.DataFrame, qrels: pd.DataFrame) -> dict[str, int]:
+    """Per search of ``run`` (file stem ``<budget_param>=<value>``): judged queries of ``qrels`` it
+    returned nothing for (no line in its TREC file; 0 in the pipeline's metrics and in trec_eval -c)."""
+    judged = set(relevant(qrels).query_id.astype(str))
+    return {f"{param}={float(value):g}": len(judged - set(group.query_id.astype(str)))
+            for (_system, _variant, param, value), group in run.groupby(GROUP, sort=False)}
+
+
+def qrels_lines(qrels: pd.DataFrame) -> list[str]:
+    """TREC qrels lines (``qid 0 docid relevance``) of the relevant judgements: the judged queries
+    are exactly those the pipeline's metrics average over."""
+    _check_ids(qrels)
+    rel = relevant(qrels).sort_values(["query_id", "doc_id"], kind="stable")
+    return [f"{q} 0 {d} {int(r)}" for q, d, r in zip(rel.query_id.astype(str), rel.doc_id.astype(str), rel.relevance)]
+
+
+def write_trec_qrels(qrels: pd.DataFrame, path: str | os.PathLike) -> Path:
+    """``qrels`` (one split's judgements) as a TREC qrels file, written whole or not at all."""
+    with atomic_path(path) as tmp:
+        tmp.write_text("".join(line + "\n" for line in qrels_lines(qrels)))
+    return Path(path)
 
 
 def read_trec(path: str | os.PathLike) -> pd.DataFrame:

@@ -24,7 +24,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from ehi.core.errors import ConfigError
-from ehi.core.pretrained import MINILM_ALIASES, minilm_path
+from ehi.core.pretrained import MINILM_ALIASES, minilm_path, verified_minilm_path
 from ehi.model.encoder_checks import check_encoder_folder, check_load_report
 from ehi.model.hub import hub_encoder
 
@@ -142,7 +142,7 @@ def load_encoder(
     if key == TINY_RANDOM:
         model, tokenizer = _tiny_random_model(seed)
     else:
-        source = str(minilm_path()) if key in MINILM_ALIASES else str(name_or_path)
+        source = str(verified_minilm_path()) if key in MINILM_ALIASES else str(name_or_path)
         if key not in MINILM_ALIASES and not Path(source).exists():  # a hub id: its cached or downloaded folder
             source = hub_encoder(str(name_or_path))
         if list(Path(source).glob("*.safetensors")):  # names the file and tensors before loading

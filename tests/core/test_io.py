@@ -52,9 +52,12 @@ def test_unknown_kind():
         schema("nope")
 
 
-def test_written_files_and_directories_are_readable_by_the_group(tmp_path):
+def test_written_files_and_directories_are_readable_by_others(tmp_path):
     import os
     import stat
+
+    import numpy as np
+    from safetensors.numpy import save_file
 
     from ehi.core.io import atomic_dir
 
@@ -62,9 +65,15 @@ def test_written_files_and_directories_are_readable_by_the_group(tmp_path):
     try:
         with atomic_path(tmp_path / "f.txt") as tmp:
             tmp.write_text("x")
+        with atomic_path(tmp_path / "w.safetensors") as tmp:
+            save_file({"w": np.zeros(2)}, str(tmp))
         with atomic_dir(tmp_path / "d") as tmp:
             (tmp / "inner.txt").write_text("y")
+            (tmp / "sub").mkdir()
+            save_file({"w": np.zeros(2)}, str(tmp / "sub" / "index.safetensors"))  # safetensors writes 0600
     finally:
         os.umask(old)
-    assert stat.S_IMODE((tmp_path / "f.txt").stat().st_mode) == 0o644
-    assert stat.S_IMODE((tmp_path / "d").stat().st_mode) == 0o755
+    for f in ("f.txt", "w.safetensors", "d/inner.txt", "d/sub/index.safetensors"):
+        assert stat.S_IMODE((tmp_path / f).stat().st_mode) == 0o644, f
+    for d in ("d", "d/sub"):
+        assert stat.S_IMODE((tmp_path / d).stat().st_mode) == 0o755, d

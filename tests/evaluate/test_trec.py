@@ -4,11 +4,13 @@ import ir_measures
 import numpy as np
 import pandas as pd
 import pytest
+import pytrec_eval
 from ranx import Qrels, Run, evaluate
 
 from ehi.core.errors import DataError
 from ehi.evaluate.metrics import per_query_metrics, run_frame
-from ehi.evaluate.trec import monotone_scores, query_id_and_text, read_trec, tag, write_trec_runs
+from ehi.evaluate.trec import (judged_without_results, monotone_scores, query_id_and_text, read_trec, tag,
+                              write_trec_qrels, write_trec_runs)
 
 
 def _sweep(rng, n_queries=20, n_docs=50, k=30):
@@ -61,6 +63,37 @@ def _qrels_file(qrels: pd.DataFrame, tmp_path) -> str:
     path = tmp_path / "qrels.txt"
     path.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in zip(qrels.query_id, qrels.doc_id, qrels.relevance)))
     return str(path)
+
+
+def test_trec_eval_with_c_scores_as_the_pipeline_and_without_it_over_the_run_only(tmp_path):
+    """A small budget leaves judged queries with no result: they have no line in the run file, the
+    pipeline scores them 0, trec_eval -c (mean over the qrels' queries) agrees, plain trec_eval
+    (mean over the run's queries) does not."""
+    run, qrels = _sweep(np.random.default_rng(2))
+    empty = {"q0", "q3", "q7"}
+    run = run[~((run.budget_value == 2) & run.query_id.isin(empty))]
+    qrels = pd.concat([qrels, pd.DataFrame({"query_id": ["q1", "q99"], "doc_id": ["doc0", "doc1"],
+                                            "relevance": [0, 0], "split": "test"})])  # unjudged grades
+    paths = write_trec_runs(run, tmp_path)
+    qrels_path = write_trec_qrels(qrels, tmp_path / "qrels.txt")
+    assert judged_without_results(run, qrels) == {"beam=2": 3, "beam=8": 0}
+    trec_qrels = list(ir_measures.read_trec_qrels(str(qrels_path)))
+    assert {q.query_id for q in trec_qrels} == {f"q{i}" for i in range(20)} and min(q.relevance for q in trec_qrels) >= 1
+    ours = per_query_metrics(run, qrels, "toy", 50, metrics=("ndcg@10",))
+    qrels_dict = {}
+    for q in trec_qrels:
+        qrels_dict.setdefault(q.query_id, {})[q.doc_id] = q.relevance
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels_dict, {"ndcg_cut.10"})  # trec_eval's own code
+    for path, budget in zip(paths, (2.0, 8.0)):
+        run_dict = {}
+        for line in read_trec(path).itertuples():
+            run_dict.setdefault(line.query_id, {})[line.doc_id] = float(line.score)
+        values = [v["ndcg_cut_10"] for v in evaluator.evaluate(run_dict).values()]  # the run's queries only
+        with_c = sum(values) / len(qrels_dict)  # trec_eval -c: every qrels query, 0 for one the run lacks
+        without_c = float(np.mean(values))
+        pipeline = ours[ours.budget_value == budget].value.mean()
+        assert with_c == pytest.approx(pipeline, abs=1e-12)
+        assert (without_c == pytest.approx(pipeline, abs=1e-12)) == (budget == 8.0)
 
 
 def test_ids_with_whitespace_are_refused(tmp_path):

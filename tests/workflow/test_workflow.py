@@ -131,13 +131,13 @@ def test_the_trained_index_answers_ehi_search(test_run, capsys):
     assert "leaves" in capsys.readouterr().out.lower()
 
 
-def test_trec_run_files_give_the_per_query_ndcg(test_run):
+def test_trec_run_files_with_their_qrels_give_the_per_query_ndcg(test_run):
     import ir_measures
 
-    qrels = pd.read_parquet(test_run / "resources" / "test" / "data" / "qrels.parquet")
-    qrels = [ir_measures.Qrel(q, d, int(r)) for q, d, r, s in qrels.itertuples(index=False) if s == "test" and r >= 1]
     trec = test_run / "resources" / "test" / "main" / "runs" / "trec"
+    qrels = list(ir_measures.read_trec_qrels(str(trec / "ehi+tree" / "qrels.txt")))  # written beside the runs
     per_query = pd.read_parquet(test_run / "results" / "test" / "main" / "per_query" / "ehi+tree.parquet")
+    assert {q.query_id for q in qrels} == set(per_query.query_id)  # the queries the pipeline averages over
     files = sorted((trec / "ehi+tree").glob("beam=*.trec"))
     assert len(files) == per_query.budget_value.nunique() and len(list(trec.iterdir())) == 8  # every system
     for path in files:

@@ -26,11 +26,15 @@ rule search:
 
 
 rule trec_run:
-    """One system's run as TREC run files, for trec_eval, ir_measures or ranx."""
+    """One system's run as TREC run files, for trec_eval, ir_measures or ranx, with the qrels."""
     input:
-        f"{R}/{{variant}}/runs/{{system}}.parquet",
+        run=f"{R}/{{variant}}/runs/{{system}}.parquet",
+        data=DATA_FILES,
     output:
         directory(f"{R}/{{variant}}/runs/trec/{{system}}"),
+    params:
+        data_dir=data_dir,
+        split=config["evaluation"]["split"],
     log:
         f"logs/{DS}/{{variant}}/trec_run_{{system}}.log",
     conda:
