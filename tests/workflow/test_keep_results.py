@@ -87,3 +87,11 @@ def test_failing_retrain_leaves_the_previous_model_loadable(tmp_path):
     saved = load_file(str(previous / "indexer.safetensors"))
     assert all(v.equal(saved[k]) for k, v in indexer.state_dict().items())
     assert re.search(r"^train_ehi\s+1$", scheduled(tmp_path, target, "--configfile", TEST_CONFIG, str(broken)), re.M)
+
+
+def test_a_hub_encoder_missing_from_the_cache_offline_is_refused_before_any_model_is_deleted(tmp_path):
+    typo = tmp_path / "typo.yaml"
+    typo.write_text("encoder:\n  name: no-such-model-xyz\n")
+    proc = snakemake(tmp_path, "-n", "all", "--configfile", TEST_CONFIG, str(typo))
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "config encoder.name: 'no-such-model-xyz' is not in the Hugging Face cache" in proc.stderr
