@@ -1,6 +1,7 @@
 # EHI reproduction pipeline. The stages live in workflow/rules/ (one file each, in pipeline order);
 # the work itself lives in the `ehi` package. docs/configuration.md lists the targets.
 import os
+import shutil
 
 from snakemake.utils import min_version, validate
 
@@ -28,6 +29,15 @@ with exit_on_user_error("snakemake"):
 if not workflow.overwrite_configfiles:
 
     configfile: DEFAULT_CONFIG
+
+
+# A job killed while it updated an update() output (trained models, the report: kept through a failed
+# rerun) leaves Snakemake's backup of it behind, which would make the next run of that job fail.
+# onstart runs under this run's lock, before any job: every backup there is such a leftover.
+if not workflow.modifier.namespace:
+
+    onstart:
+        shutil.rmtree(workflow.persistence.path / "backups", ignore_errors=True)
 
 
 # Several datasets at once (`datasets:` in the config): workflow/multi.smk runs each as an instance

@@ -56,9 +56,11 @@ def encoder_dim(name: str) -> int | None:
         raise ConfigError(f"config encoder.name: {name!r}: {looks_like}; expected a built-in alias "
                           f"(all-MiniLM-L6-v2, tiny-random), an existing local model folder, or a Hugging Face "
                           "hub id (name or owner/name, letters, digits, '-', '_' and '.')") from None
-    from ehi.core.hub_cache import cached_snapshot  # no request: the cache only
+    from ehi.core.hub_cache import cached_snapshot, hub_offline, not_cached_offline  # no request: the cache only
 
     folder = cached_snapshot(str(name))
+    if folder is None and hub_offline():  # the job could not fetch it: refused before any job runs
+        raise not_cached_offline(str(name))
     return _config_dim(Path(folder) / "config.json") if folder else None
 
 

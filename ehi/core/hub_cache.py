@@ -3,6 +3,8 @@ checks (ehi.core.config_values) and the encoder loader (ehi.model.hub) see the s
 
 from __future__ import annotations
 
+from ehi.core.errors import ConfigError
+
 
 def cached_snapshot(repo_id: str) -> str | None:
     """The local folder of ``repo_id`` in the Hugging Face cache, or None; never a request."""
@@ -13,3 +15,19 @@ def cached_snapshot(repo_id: str) -> str | None:
         return snapshot_download(repo_id, local_files_only=True)
     except (LocalEntryNotFoundError, HFValidationError, OSError):
         return None
+
+
+def hub_offline() -> bool:
+    """True where ``HF_HUB_OFFLINE`` forbids downloads (read when huggingface_hub is imported)."""
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE)
+
+
+def not_cached_offline(repo_id: str) -> ConfigError:
+    """The refusal of a hub model that is not in the cache while downloads are forbidden: the same
+    at ``snakemake -n`` (ehi.core.config_values) as in the job (ehi.model.hub)."""
+    return ConfigError(
+        f"config encoder.name: {repo_id!r} is not in the Hugging Face cache and HF_HUB_OFFLINE=1 forbids a "
+        f"download; unset HF_HUB_OFFLINE on a machine with a network (the first job fills the cache), run "
+        f"`hf download {repo_id}` where there is one and copy the cache, or give a local model folder")

@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ehi import __version__
+from ehi.core.errors import DataError, one_line
 from ehi.core.schemas import schema
 from ehi.core.kernels import KERNEL_VARIABLES
 from ehi.core.versions import VERSIONS
@@ -84,6 +85,22 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
             os.replace(path, old)
         os.replace(tmp, path)
         shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def staged_files(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary directory inside directory ``path``; only if the block succeeds is each file
+    written there moved onto its namesake in ``path`` (a set of files replaced together, in a folder
+    that holds other files too: every file of a report, or none)."""
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".staged.", suffix=".tmp", dir=path))
+    try:
+        yield tmp
+        for f in sorted(tmp.iterdir()):
+            os.replace(f, path / f.name)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -158,13 +175,27 @@ def write_parquet(table: pa.Table, path: str | os.PathLike, meta: Mapping | None
     return Path(path)
 
 
+@contextlib.contextmanager
+def _readable_parquet(path) -> Iterator[None]:
+    """A file that is there but no readable Parquet (garbage, truncated) as one DataError naming it."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise
+    except (pa.ArrowException, OSError) as err:
+        raise DataError(f"{path}: not a readable Parquet file ({one_line(err)}); regenerate it, or restore "
+                        "it from git if it is a committed result") from None
+
+
 def read_table(path: str | os.PathLike, kind: str | None = None) -> pd.DataFrame:
-    """Read a Parquet table; with ``kind``, check it carries that schema's columns."""
-    df = pq.read_table(path).to_pandas()
+    """Read a Parquet table; with ``kind``, check it carries that schema's columns. A file that is no
+    readable Parquet (garbage, truncated) or lacks the columns is a DataError naming it."""
+    with _readable_parquet(path):
+        df = pq.read_table(path).to_pandas()
     if kind is not None:
         missing = [c for c in schema(kind).names if c not in df.columns]
         if missing:
-            raise ValueError(f"{path}: not a {kind} table, missing column(s) {missing}")
+            raise DataError(f"{path}: not a {kind} table, missing column(s) {missing}")
     return df
 
 
@@ -173,7 +204,8 @@ def read_provenance(path: str | os.PathLike) -> dict:
 
     Files written before stage versions were stamped have no ``versions`` key.
     """
-    meta = pq.read_schema(path).metadata or {}
+    with _readable_parquet(path):
+        meta = pq.read_schema(path).metadata or {}
     raw = meta.get(PROVENANCE_KEY)
     return json.loads(raw) if raw else {}
 

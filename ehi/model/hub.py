@@ -14,7 +14,7 @@ import logging
 from pathlib import Path
 
 from ehi.core.errors import ConfigError
-from ehi.core.hub_cache import cached_snapshot
+from ehi.core.hub_cache import cached_snapshot, hub_offline, not_cached_offline
 
 log = logging.getLogger(__name__)
 
@@ -23,12 +23,6 @@ log = logging.getLogger(__name__)
 WEIGHTS = ("*.safetensors", "pytorch_model.bin")
 OTHER_FILES = ["*.json", "*.txt", "*.model"]
 IGNORE = ["*/*"]
-
-
-def hub_offline() -> bool:
-    from huggingface_hub import constants
-
-    return bool(constants.HF_HUB_OFFLINE)
 
 
 def _download(repo_id: str) -> str:
@@ -56,11 +50,7 @@ def hub_encoder(repo_id: str) -> str:
     if folder is not None:
         return folder
     if hub_offline():
-        raise ConfigError(
-            f"config encoder.name: {repo_id!r} is not in the Hugging Face cache and HF_HUB_OFFLINE=1 forbids a "
-            f"download; unset HF_HUB_OFFLINE on a machine with a network (the first job fills the cache), run "
-            f"`hf download {repo_id}` where there is one and copy the cache, or give a local model folder"
-        )
+        raise not_cached_offline(repo_id)
     try:
         return _download(repo_id)
     except HFValidationError as err:

@@ -17,7 +17,7 @@ from ehi.report import figures as draw
 from ehi.report.significance_table import render_significance
 from ehi.model.tree_stats import leaf_health, leaf_size_stats
 from ehi.evaluate.metrics import kmr_table
-from ehi.core.io import read_table
+from ehi.core.io import atomic_dir, read_table, staged_files
 from ehi.evaluate.stats import ablation_significance
 from ehi.evaluate.variant_systems import parse as parse_variant_systems, with_variant_systems
 from ehi.report.seed_tables import kmr_over_seeds_wide, plot_kmr_over_seeds, seeded_main_summary
@@ -129,9 +129,17 @@ def build_report(results_dir: str | os.PathLike, dataset: str, variants, ablatio
     """``variant_systems``: evaluation.variant_systems ({name: "<variant>/<system>"}), shown in the
     main KMR table and figures beside the main setting's systems. ``seed_replicas`` ({variant: its
     seed replicas}, ehi.evaluate.seeds; empty for one seed): the KMR table shows mean ± sd over seeds,
-    with the long table (mean, sd, min, max) and a figure of its own."""
-    results, tables, figures = Path(results_dir), Path(tables_dir), Path(figures_dir)
-    figures.mkdir(parents=True, exist_ok=True)
+    with the long table (mean, sd, min, max) and a figure of its own.
+
+    Everything renders into temporary folders first and moves into place only once the whole set
+    did: a result that cannot be read leaves the previous tables and figures as they were."""
+    with atomic_dir(figures_dir) as figures, staged_files(tables_dir) as tables:
+        _render(Path(results_dir), dataset, variants, ablations, metrics, targets, tables, figures,
+                n_permutations, seed, alpha, variant_systems, seed_replicas, main_seed)
+
+
+def _render(results: Path, dataset: str, variants, ablations, metrics, targets, tables: Path, figures: Path,
+            n_permutations, seed, alpha, variant_systems, seed_replicas, main_seed) -> None:
     summaries = {v: read_table(results / v / "summary.parquet", "summary") for v in variants
                  if (results / v / "summary.parquet").exists()}
     specs = parse_variant_systems(variant_systems)

@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import random
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -143,3 +144,34 @@ def set_aside_stale_checkpoint(out_dir: str | os.PathLike, cfg) -> Path | None:
     os.replace(path, stale)
     log.warning("checkpoint %s was written with another config (keys %s): moved to %s", path, diff, stale)
     return stale
+
+
+# What a finished run leaves in its folder, kept under previous/ too (see keep_previous_model)
+MODEL_FILES = ("encoder", "indexer.safetensors", "indexer.json", "train_summary.json", "train_log.parquet")
+PREVIOUS = "previous"
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)  # no second copy on disk: the finished files are never written again
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def keep_previous_model(out_dir: str | os.PathLike) -> Path:
+    """Link the finished model of ``out_dir`` into ``out_dir/previous/`` (replacing what was there).
+
+    Snakemake deletes a job's outputs before it reruns it (a changed setting retrains): the links
+    keep the last good model, loadable from ``previous/`` (``load_encoder(previous/encoder)``,
+    ``load_indexer(previous)``), if that retraining fails. Every writer replaces files atomically
+    (new inodes), so the links never see a half-written file.
+    """
+    out = Path(out_dir)
+    with atomic_dir(out / PREVIOUS) as tmp:
+        for name in MODEL_FILES:
+            src = out / name
+            if src.is_dir():
+                shutil.copytree(src, tmp / name, copy_function=_link_or_copy)
+            elif src.is_file():
+                _link_or_copy(str(src), str(tmp / name))
+    return out / PREVIOUS

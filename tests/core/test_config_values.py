@@ -26,9 +26,22 @@ def test_an_encoder_name_that_is_nothing_loadable_is_refused(name):
 
 @pytest.mark.parametrize("name", ["sentence-transformers/msmarco-distilbert-cos-v5", "bert-base-uncased",
                                   "all-MiniLM-L6-v2x", "org.name/model_v1.5"])
-def test_hub_ids_are_accepted_without_a_request(name, monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    assert encoder_dim(name) is None or encoder_dim(name) > 0  # not cached: unknown, left to the job
+def test_hub_ids_are_accepted_without_a_request_while_online(name, monkeypatch):
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setenv("HF_HOME", "/nonexistent-hf-home")  # an empty cache: nothing is read, nothing fetched
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", "/nonexistent-hf-home/hub")
+    assert encoder_dim(name) is None  # not cached: dimension unknown, the job fetches it
+
+
+def test_a_hub_id_not_in_the_cache_while_offline_is_refused_at_parse_time(monkeypatch):
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(ConfigError, match=r"^config encoder.name: 'no-such-model-xyz' is not in the Hugging Face "
+                                          r"cache and HF_HUB_OFFLINE=1"):
+        encoder_dim("no-such-model-xyz")
 
 
 def test_known_dimensions(tmp_path):
@@ -72,6 +85,9 @@ def test_query_split_fractions_must_sum_to_one():
 
 @pytest.mark.parametrize("name", ["config.yaml", "test/test.yaml", "scifact.yaml", "dexml.yaml", "paper/scifact.yaml",
                                   "paper/nq320k.yaml"])
-def test_every_shipped_config_passes(name):
+def test_every_shipped_config_passes(name, monkeypatch):
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)  # online, the paper's hub encoders are the job's to fetch
     cfg = config(base=name)
     check_values(cfg, reads(cfg), None)

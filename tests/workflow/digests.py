@@ -63,9 +63,11 @@ def result_tables(workdir: Path, dataset: str = "test", variant: str = "main") -
 
 
 def weight_files(workdir: Path, dataset: str = "test", variant: str = "main") -> list[Path]:
-    """The trained weights of every model of the variant (not the checkpoints they came from)."""
+    """The trained weights of every model of the variant (not the checkpoints they came from, nor the
+    links to them kept in previous/)."""
     train_dirs = sorted((workdir / "resources" / dataset / variant).glob("*/train"))
-    return [p for d in train_dirs for p in sorted(d.rglob("*.safetensors")) if "checkpoint" not in p.relative_to(d).parts]
+    return [p for d in train_dirs for p in sorted(d.rglob("*.safetensors"))
+            if not {"checkpoint", "previous"} & set(p.relative_to(d).parts)]
 
 
 def frame_digest(df: pd.DataFrame) -> str:

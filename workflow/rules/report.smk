@@ -1,9 +1,14 @@
 # Stage 6: tables and figures. These rules read only the small Parquet files under results/, so
 # `snakemake --cores 1 tables` renders everything on a fresh clone without training anything.
+from ehi.report.missing import outdate_unfinished_report
 
 localrules:
     tables,
     claims,
+
+
+# a failed report job's restored tables are made older than its inputs: the next run renders again
+outdate_unfinished_report("results/tables", DS, f"logs/{DS}")
 
 
 rule tables:
@@ -15,15 +20,20 @@ rule tables:
         # the ablation significance pairs EHI's searches of each variant with the main setting's
         ablation_per_query=[cached(f"{RES}/{v}/per_query/{s}.parquet") for v in VARIANTS
                             for s in ("ehi+tree", "ehi+exact") if ABLATIONS and s in variant_systems(v)],
+    # update(): Snakemake neither deletes these before the job nor keeps a failed job's: it backs
+    # them up and restores them if the job fails (ehi.report.tables.build_report also renders the
+    # whole set in temporary folders first), so a result that cannot be read costs no table
     output:
-        kmr=report(f"results/tables/{DS}_kmr.md", category="Tables", caption="../report/kmr_table.rst"),
-        significance=report(f"results/tables/{DS}_significance.md", category="Tables", caption="../report/significance.rst"),
-        ablations=report(f"results/tables/{DS}_ablations.md", category="Tables", caption="../report/ablations.rst"),
-        ablation_significance=report(f"results/tables/{DS}_ablation_significance.md", category="Tables",
-                                     caption="../report/ablations.rst"),
-        leaf_balance=f"results/tables/{DS}_leaf_balance.md",
-        timings=f"results/tables/{DS}_timings.md",
-        figures=report(directory(f"results/figures/{DS}"), patterns=["{name}.png"], category="Figures", caption="../report/figures.rst"),
+        kmr=update(report(f"results/tables/{DS}_kmr.md", category="Tables", caption="../report/kmr_table.rst")),
+        significance=update(report(f"results/tables/{DS}_significance.md", category="Tables",
+                                   caption="../report/significance.rst")),
+        ablations=update(report(f"results/tables/{DS}_ablations.md", category="Tables", caption="../report/ablations.rst")),
+        ablation_significance=update(report(f"results/tables/{DS}_ablation_significance.md", category="Tables",
+                                            caption="../report/ablations.rst")),
+        leaf_balance=update(f"results/tables/{DS}_leaf_balance.md"),
+        timings=update(f"results/tables/{DS}_timings.md"),
+        figures=update(report(directory(f"results/figures/{DS}"), patterns=["{name}.png"], category="Figures",
+                              caption="../report/figures.rst")),
     params:
         dataset=DS,
         variants=VARIANTS,
@@ -51,9 +61,9 @@ rule claims:
     input:
         significance=cached(f"{RES}/significance.parquet"),
         claims=os.path.join(workflow.basedir, "ehi", "report", "claims.yaml"),
-    output:
-        md=report(f"results/tables/{DS}_claims.md", category="Claims", caption="../report/claims.rst"),
-        csv=f"results/tables/{DS}_claims.csv",
+    output:  # kept through a failed job, as the tables are
+        md=update(report(f"results/tables/{DS}_claims.md", category="Claims", caption="../report/claims.rst")),
+        csv=update(f"results/tables/{DS}_claims.csv"),
     log:
         f"logs/{DS}/claims.log",
     conda:

@@ -1,6 +1,8 @@
 # Stage 2: train EHI (encoder + tree, jointly) and the dual-encoder baseline with one loop.
 # Checkpoints live in train/checkpoint/, which is not a declared output: Snakemake never deletes
-# it, so a killed job resumes from its last epoch when rerun.
+# it, so a killed job resumes from its last epoch when rerun. Nor is train/previous/: each finished
+# training links its model there (ehi.train.checkpoint.keep_previous_model), so a retraining that
+# fails after Snakemake deleted the outputs leaves the last good model loadable.
 #
 # A job asks for max(1, resources.gpus_per_train) GPUs (config; a profile may override with
 # set-resources: train_ehi: gpu: N). With one, the script runs as one process; with N > 1 it runs

@@ -57,7 +57,7 @@ def main(args: argparse.Namespace, configure_logging: bool = True) -> None:
     pin_kernels()  # before torch runs a kernel (ehi/core/kernels.py)
     import torch
 
-    from ehi.train.checkpoint import set_aside_stale_checkpoint
+    from ehi.train.checkpoint import PREVIOUS, keep_previous_model, set_aside_stale_checkpoint
     from ehi.data.dataset import Dataset
     from ehi.train.distributed import init_from_env
     from ehi.model.encoder import load_encoder
@@ -86,10 +86,17 @@ def main(args: argparse.Namespace, configure_logging: bool = True) -> None:
         if args.layer_cache_dir and cfg.freeze_layers:
             share_layer_cache(work_dir, Path(args.layer_cache_dir), cfg)
     ctx.barrier()
-    train(dataset, encoder, cfg, work_dir, split="train", resume=True, progress=ctx.is_main)
+    try:
+        train(dataset, encoder, cfg, work_dir, split="train", resume=True, progress=ctx.is_main)
+    except BaseException:
+        if ctx.is_main and (work_dir / PREVIOUS / "encoder").is_dir():
+            logging.getLogger("train").error("training failed; the last model trained here is kept, loadable, in %s",
+                                             work_dir / PREVIOUS)
+        raise
     if ctx.is_main:
         with atomic_path(args.log_table) as tmp:
             shutil.copyfile(work_dir / "train_log.parquet", tmp)
+        keep_previous_model(work_dir)  # what a failed retraining leaves loadable
 
 
 if "snakemake" in globals():  # run as a Snakemake script: the same values from the job
