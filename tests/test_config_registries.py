@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 PLUGIN_DIR = REPO / "tests" / "plugins"
 PLUGIN = "ehi_toy_loss_source"
 BUILTIN_LOSSES = "triplet, infonce, softmax, decoupled_softmax, soft_topk"
-BUILTIN_SOURCES = "synthetic, beir, scifact, fiqa, nfcorpus, msmarco, nq320k, lf-amazontitles-131k"
+BUILTIN_SOURCES = "synthetic, beir, embeddings, scifact, fiqa, nfcorpus, msmarco, nq320k, lf-amazontitles-131k"
 
 
 @pytest.fixture

@@ -32,6 +32,7 @@ class SourceFacts:
 _BEIR, _OWN_LAYOUT = SourceFacts(beir_layout=True, downloads=True), SourceFacts(beir_layout=False, downloads=True)
 _SOURCES: dict[str, SourceFacts] = {
     "beir": SourceFacts(beir_layout=True, downloads=False),
+    "embeddings": SourceFacts(beir_layout=False, downloads=False),
     "scifact": _BEIR,
     "fiqa": _BEIR,
     "nfcorpus": _BEIR,

@@ -21,6 +21,8 @@ from typing import Callable
 from ehi.data.beir import load_beir
 from ehi.data.formats import load_msmarco, load_nq320k, load_xmc, read_msmarco_triples  # noqa: F401  (re-exported)
 from ehi.data.dataset import Dataset
+from ehi.data.embeddings import LAYOUT as EMBEDDINGS_LAYOUT
+from ehi.data.embeddings import load_embeddings
 from ehi.data.download import (  # noqa: F401  (re-exported)
     TIMEOUT_S, DownloadError, Remote, download, find_root, overridden, safe_extract)
 from ehi.data.irds import is_ir_datasets, load_ir_datasets
@@ -98,6 +100,8 @@ SOURCES: dict[str, Source] = {
     s.name: s
     for s in [
         Source("beir", load_beir, BEIR_LAYOUT, "corpus.jsonl", note="the generic BEIR source downloads nothing;"),
+        Source("embeddings", load_embeddings, EMBEDDINGS_LAYOUT, "doc_ids.txt",
+               note="precomputed embeddings are a local folder (docs/embeddings.md);"),
         _beir("scifact", "5f7d1de60b170fc8027bb7898e2efca1"),
         _beir("fiqa", "17918ed23cd04fb15047f73e6c3bd9d9"),
         _beir("nfcorpus", "a89dba18a62ef92f7d323ec890a0d38d"),
