@@ -33,6 +33,10 @@ GENERATED = {
     "results/figures/across_<...>.png",
     "results/tables/<dataset>_dev_leaf_count.md",  # train.branching: auto
     "results/tables/<ds>_dev_tuning",  # an --out stem, suffixes added
+    # timings: written by every run, git-ignored (they change every run)
+    "results/<ds>/<variant>/qps/<system>.parquet",
+    "results/<ds>/<variant>/timings/<stage>.parquet",
+    "results/tables/*_timings.*",
 }
 # named on purpose though they are no config key or module
 NOT_CONFIG_KEYS = {"train.heigth"}  # the typo inside a quoted error message

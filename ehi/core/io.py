@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 from ehi import __version__
 from ehi.core.errors import DataError, one_line
 from ehi.core.schemas import schema
-from ehi.core.kernels import KERNEL_VARIABLES
+from ehi.core.kernels import kernel_settings
 from ehi.core.versions import VERSIONS
 
 PROVENANCE_KEY = b"ehi.provenance"
@@ -124,8 +124,7 @@ def provenance(**extra) -> dict:
     """What made a result: package version, git commit, the implementation version of every stage
     (:data:`ehi.core.versions.VERSIONS`), the CPU kernel settings in force (ehi.core.kernels; null
     where a setting was left to the machine), plus whatever the caller adds (config, seed)."""
-    kernels = {key: os.environ.get(key) for key in KERNEL_VARIABLES}
-    return {"ehi_version": __version__, "git_commit": git_commit(), "versions": dict(VERSIONS), "kernels": kernels,
+    return {"ehi_version": __version__, "git_commit": git_commit(), "versions": dict(VERSIONS), "kernels": kernel_settings(),
             **extra}
 
 

@@ -64,9 +64,14 @@ def pin_kernels(environ: MutableMapping[str, str] = os.environ) -> dict[str, str
     return chosen
 
 
+def kernel_settings() -> dict[str, str | None]:
+    """The kernel variables in force (None where left to the machine), for result stamps; reads no
+    torch, so stamping a result never imports it."""
+    return {key: os.environ.get(key) for key in KERNEL_VARIABLES}
+
+
 def kernel_environment() -> dict[str, str | None]:
-    """The kernel settings in force, for result stamps and the golden's environment check."""
+    """The kernel settings in force and the CPU capability torch runs, for the golden's environment check."""
     import torch
 
-    return {"cpu_capability": torch.backends.cpu.get_cpu_capability(),
-            **{key: os.environ.get(key) for key in KERNEL_VARIABLES}}
+    return {"cpu_capability": torch.backends.cpu.get_cpu_capability(), **kernel_settings()}

@@ -1,6 +1,6 @@
 """Systems of an ablation variant reported beside the main setting's, under a name of their own.
 
-The issue-15 stabiliser (EHI's tree started from k-means) is trained as the ablation variant
+The stabiliser (EHI's tree started from k-means) is trained as the ablation variant
 ``indexer_init~kmeans``; the question it answers (is the stabilised tree above IVF?) is a main-table
 question, so its searches have to stand in the KMR table and in the significance tests next to
 ``ehi+tree`` and the baselines, not only in the ablation table. ``evaluation.variant_systems`` maps

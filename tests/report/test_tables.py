@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import yaml
 
 from ehi.core.io import read_table
 from ehi.report.tables import ABLATION_BUDGET, ablation_table, kmr_wide, leaf_balance, tree_warnings
@@ -52,14 +53,20 @@ def test_ablation_table_has_a_row_per_variant_main_first():
 
 def test_the_committed_kmr_table_comes_out_of_the_committed_summaries():
     """The embedded default runs three training seeds: its KMR table is the seed mean ± sd of the
-    committed per-seed summaries (main, seed~1, seed~2)."""
+    committed per-seed summaries (main, seed~1, seed~2), its variant systems (the floor recipe)
+    taken from their variant's replica of the same seed."""
+    from ehi.evaluate.seeds import setting_replicas
+    from ehi.evaluate.variant_systems import parse
     from ehi.report.seed_tables import kmr_over_seeds_wide, seeded_main_summary
 
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    specs = parse(config["evaluation"]["variant_systems"])
     results = REPO / "results" / "synthetic"
     committed = pd.read_csv(REPO / "results" / "tables" / "synthetic_kmr.csv")
     metrics = list(dict.fromkeys(committed.metric))
     targets = [float(c.rstrip("%")) / 100 for c in committed.columns[3:]]
-    seeded = seeded_main_summary(results, {"main": ["main", "seed~1", "seed~2"]}, [], main_seed=0)
+    seeded = seeded_main_summary(results, setting_replicas(specs, [0, 1, 2], 0), specs, main_seed=0)
+    assert {"ehi-floor+tree", "ehi+tree"} <= set(seeded.system)
     assert sorted(seeded.seed.unique()) == [0, 1, 2]
     table, _ = kmr_over_seeds_wide(seeded, metrics, targets)
     pd.testing.assert_frame_equal(table.reset_index(drop=True).fillna("–"), committed.fillna("–"), check_dtype=False)

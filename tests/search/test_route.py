@@ -60,8 +60,6 @@ def test_exact_ties_go_to_the_lower_node_id_in_both_beam_searches(height, branch
     x = np.random.default_rng(0).standard_normal((5, dim)).astype(np.float32)
     router = NumpyRouter.from_indexer(tree)
     for beam in (1, 3, branching):
-        want = np.tile(np.arange(beam), (len(x), 1))
-        if height == 2:  # level 1 keeps the lowest ids, level 2 their children in id order
-            want = np.tile(np.arange(beam), (len(x), 1))
+        want = np.tile(np.arange(beam), (len(x), 1))  # at height 2: the lowest parents' children in id order
         np.testing.assert_array_equal(tree.beam_search(torch.from_numpy(x), beam)[0].numpy(), want)
         np.testing.assert_array_equal(router.beam_search(x, beam)[0], want)

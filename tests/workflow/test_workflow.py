@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
 from digests import LIBRARIES, environment, load_golden, mismatches, result_tables, run_digests, run_tables  # tests/workflow/digests.py
 
@@ -82,7 +83,8 @@ def test_data_target_of_the_default_config_writes_its_three_tables(tmp_path):
     for kind in ("corpus", "queries", "qrels"):
         path = tmp_path / "resources" / "synthetic" / "data" / f"{kind}.parquet"
         assert pq.read_schema(path).remove_metadata().equals(schema(kind)), kind
-    assert pq.read_metadata(tmp_path / "resources" / "synthetic" / "data" / "corpus.parquet").num_rows == 1500
+    n_docs = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["dataset"]["synthetic"]["n_docs"]
+    assert pq.read_metadata(tmp_path / "resources" / "synthetic" / "data" / "corpus.parquet").num_rows == n_docs
 
 
 @pytest.fixture(scope="module")
