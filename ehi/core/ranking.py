@@ -1,10 +1,12 @@
 """The two rules every stage reads rankings by, below the stages so that training's dev selection
-and the evaluation share them: which point of a measured curve stands for a budget, and the ranx
+and the evaluation share them: which point of a measured curve stands for a budget, and the
 metrics of ranked document rows."""
 
 from __future__ import annotations
 
 import numpy as np
+
+from ehi.core.rank_metrics import padded, rank_metrics
 
 
 BUDGET_RTOL = 1e-9  # a fraction equal to the target but for float rounding is within it
@@ -25,22 +27,22 @@ def at_budget(frac, target: float, cheapest_if_none: bool = False) -> int | None
 def ranked_rows_metrics(ranked: np.ndarray, relevant, metrics=("ndcg@10", "recall@100")) -> dict[str, float]:
     """Mean ``metrics`` of ranked doc rows (n, K; -1 = no document, best first) against each
     query's judged rows: an array of relevant rows (grade 1) or a ``{row: grade}`` mapping. The
-    same ranx computation as :func:`ehi.evaluate.metrics.per_query_metrics` (graded gains, the order given is the
-    ranking), for what works on rows rather than run tables: dev selection, the dev screens. A
-    query with no relevant row counts 0."""
-    from ranx import Qrels, Run, evaluate
-
+    same computation as :func:`ehi.evaluate.metrics.per_query_metrics` (ranx's formulas, graded
+    gains, the order given is the ranking: :mod:`ehi.core.rank_metrics`), for what works on rows
+    rather than run tables: dev selection, the dev screens. A query with no relevant row counts 0."""
     graded = [dict(r) if isinstance(r, dict) else {int(d): 1 for d in np.asarray(r)} for r in relevant]
-    judged = [i for i, g in enumerate(graded) if any(v >= 1 for v in g.values())]
+    graded = [{int(d): int(v) for d, v in g.items() if v >= 1} for g in graded]
     names = list(metrics)
+    # summed in ranx's query order (ids as sorted strings), so the mean is ranx's to the last bit
+    judged = sorted((i for i, g in enumerate(graded) if g), key=str)
     if not judged:
         return {m: 0.0 for m in names}
-    qrels = Qrels({str(i): {str(d): int(v) for d, v in graded[i].items() if v >= 1} for i in judged})
-    run = {}
+    rows = []
     for i in judged:
         row = np.asarray(ranked[i])
-        row = row[row >= 0]
-        run[str(i)] = {str(int(d)): -float(r) for r, d in enumerate(row)} or {"-1": 0.0}  # ranx needs a doc
-    values = evaluate(qrels, Run(run), names, return_mean=False, make_comparable=True)
-    values = values if isinstance(values, dict) else {names[0]: values}
+        rows.append(row[row >= 0])
+    lengths = np.array([max(len(r), 1) for r in rows])  # ranx needs a document: an empty row holds one dummy
+    grades = padded([np.array([graded[i].get(int(d), 0) for d in r], dtype=np.float64) for i, r in zip(judged, rows)])
+    ideal = padded([np.sort(np.array(list(graded[i].values()), dtype=np.float64))[::-1] for i in judged])
+    values = rank_metrics(grades, lengths, ideal, names)
     return {m: float(np.sum(values[m]) / len(ranked)) for m in names}

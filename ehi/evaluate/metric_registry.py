@@ -1,11 +1,12 @@
-"""Metrics by name: ranx computes the ones it knows, a registered family computes the rest.
+"""Metrics by name: a registered family computes its names, ranx computes every other name it knows.
 
-A metric name is ``family@k`` (``ndcg@10``, ``psp@5``). A family registered here (``psp``, the
-Extreme Classification Repository's propensity-scored precision, and any plugin's, see
-:mod:`ehi.core.plugins`) is computed by its own scorer; every other name goes to ranx
-(``ndcg``, ``mrr``, ``recall``, ``precision``, ``map``, ...), whose cutoffs are capped at the
-corpus size (:func:`ehi.evaluate.metrics.capped_metrics`). A new metric is one function plus one
-:func:`register_metric` call, modelled on ranx's ``metric_switch``.
+A metric name is ``family@k`` (``ndcg@10``, ``psp@5``). Registered here: ``ndcg``, ``mrr``,
+``recall``, ``precision`` and ``hits``, ranx's formulas without its numba compilation
+(:mod:`ehi.evaluate.native_scorers`, equal to ranx's values bit for bit); ``psp``, the Extreme
+Classification Repository's propensity-scored precision; and any plugin's (see
+:mod:`ehi.core.plugins`). Every other name goes to ranx (``map``, ``f1``, ``r-precision``, ...),
+whose cutoffs are capped at the corpus size (:func:`ehi.evaluate.metrics.capped_metrics`). A new
+metric is one function plus one :func:`register_metric` call, modelled on ranx's ``metric_switch``.
 
 A scorer is built once per run file, ``scorer(context, ks)``, and returns a function from one
 search's run rows (a ``run`` table of one budget) to ``{name: per-query values}`` in the order of
@@ -21,6 +22,8 @@ import numpy as np
 import pandas as pd
 
 from ehi.core.plugins import load_plugins
+from ehi.core.rank_metrics import FAMILIES as NATIVE_FAMILIES
+from ehi.evaluate.native_scorers import native_scorer
 from ehi.evaluate.xmc import psp_scorer
 
 
@@ -59,6 +62,9 @@ def register_metric(metric: Metric) -> Metric:
     return metric
 
 
+for _family in NATIVE_FAMILIES:
+    register_metric(Metric(_family, lambda ctx, ks, family=_family: native_scorer(family, ctx.qids, ctx.qrels,
+                                                                                ctx.corpus_size, ks)))
 register_metric(Metric("psp", lambda ctx, ks: psp_scorer(ctx.qids, ctx.qrels, ctx.doc_ids, ctx.inv_prop, ks),
                        needs=("inv_prop", "doc_ids"), why="propensities from the train split's label frequencies"))
 

@@ -1,6 +1,7 @@
 """From search results to runs, per-query metrics, KMR summaries and throughput.
 
-Metric definitions (computed by ranx; tests/evaluate/test_metrics.py checks them against ir-measures):
+Metric definitions (ranx's, computed without numba by ehi.core.rank_metrics, equal to ranx's values
+bit for bit; tests/evaluate/test_metrics.py checks them against ir-measures):
 
 * ``ndcg@k``: gain = the graded relevance as judged (linear gain, trec_eval's ``ndcg_cut``),
   discount 1 / log2(rank + 1), normalised by the ideal ordering of the query's judgements.
@@ -8,9 +9,9 @@ Metric definitions (computed by ranx; tests/evaluate/test_metrics.py checks them
 * ``recall@k``: relevant (>= 1) documents in the top k / all relevant documents of the query.
 * Cutoffs are capped at the corpus size (``recall@1000`` on a 500-document corpus is computed at
   500) but keep their nominal names, so tables line up across datasets.
-* Ranking and ties: the searcher's order is the ranking. ranx sorts by score, so we hand it
-  ``-rank`` instead of the score: documents with equal scores keep the order the index returned
-  them in, and two libraries cannot break the tie differently.
+* Ranking and ties: the searcher's order (the ``rank`` column) is the ranking, never the score:
+  documents with equal scores keep the order the index returned them in, and two libraries cannot
+  break the tie differently (ranx, for the names it computes, is handed ``-rank`` as the score).
 * Judged queries are those with at least one judgement of relevance >= 1. A judged query missing
   from a run (an index that returned nothing) scores 0 on every metric; it is not dropped.
 * ``psp@k`` (extreme classification, labels = documents): propensity-scored precision at k with
@@ -32,6 +33,7 @@ from ehi.data.judgements import relevant
 from ehi.core.schemas import schema
 from ehi.data.dataset import qrels_dict
 from ehi.evaluate.metric_registry import MetricContext, ranx_names, registered, scorers
+from ehi.evaluate.native_scorers import judged_qids
 from ehi.core.ranking import at_budget, ranked_rows_metrics  # noqa: F401 (re-exported)
 
 DEFAULT_METRICS = ("ndcg@10", "mrr@10", "recall@10", "recall@100", "recall@1000")
@@ -86,27 +88,33 @@ def _ranx_run(group: pd.DataFrame):
     return Run.from_df(frame, q_id_col="q_id", doc_id_col="doc_id", score_col="score")
 
 
+def _ranx_values(qrels_df: pd.DataFrame, group: pd.DataFrame, names: list[str], qids: list[str]) -> dict:
+    """ranx's per-query values of ``names`` (those no registered family computes), in ``qids`` order."""
+    from ranx import evaluate
+
+    qrels = _judged_qrels(qrels_df)  # fresh each time: make_comparable must not leak across runs
+    assert list(qrels.keys()) == qids, "ranx orders queries by sorted id"
+    values = evaluate(qrels, _ranx_run(group), names, return_mean=False, make_comparable=True)
+    return values if isinstance(values, dict) else {names[0]: values}
+
+
 def per_query_metrics(run_df: pd.DataFrame, qrels_df: pd.DataFrame, dataset: str, corpus_size: int,
                       metrics=DEFAULT_METRICS, inv_prop=None, doc_ids=None) -> pd.DataFrame:
     """Per-query metric values of every search in ``run_df`` (one per GROUP key), ``per_query`` schema.
 
-    Metrics of a registered family (:mod:`ehi.evaluate.metric_registry`) are computed by it, after
-    ranx's: ``psp@k`` needs ``inv_prop`` (inverse propensity per corpus row) and ``doc_ids`` (the
-    corpus ids in row order); every other metric is ranx's."""
-    from ranx import evaluate
-
+    Metrics of a registered family (:mod:`ehi.evaluate.metric_registry`: nDCG, MRR, recall,
+    precision, hits, psp and plugins') are computed by it, any other name by ranx: ``psp@k`` needs
+    ``inv_prop`` (inverse propensity per corpus row) and ``doc_ids`` (the corpus ids in row order)."""
     names = capped_metrics(ranx_names(metrics), corpus_size)
     computed = sorted(set(names.values()))
     custom = [n for members in registered(metrics).values() for n in members]
     names.update({name: name for name in custom})
-    context = MetricContext(list(_judged_qrels(qrels_df).keys()), qrels_df, corpus_size, doc_ids, inv_prop)
+    qids = judged_qids(qrels_df)
+    context = MetricContext(qids, qrels_df, corpus_size, doc_ids, inv_prop)
     own = scorers(metrics, context)
     frames = []
     for key, group in run_df.groupby(GROUP, sort=False):
-        qrels = _judged_qrels(qrels_df)  # fresh each time: make_comparable must not leak across runs
-        qids = list(qrels.keys())
-        values = evaluate(qrels, _ranx_run(group), computed, return_mean=False, make_comparable=True) if computed else {}
-        values = values if isinstance(values, dict) else {computed[0]: values}
+        values = _ranx_values(qrels_df, group, computed, qids) if computed else {}
         for score in own:
             values = {**values, **score(group)}
         n_scored = group.groupby("query_id").n_scored.first()

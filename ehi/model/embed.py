@@ -15,7 +15,6 @@ import numpy as np
 
 from ehi.data.dataset import Dataset, doc_texts
 from ehi.model import embed_cache
-from ehi.model.encoder import load_encoder
 from ehi.core.io import atomic_path
 
 log = logging.getLogger(__name__)
@@ -38,6 +37,8 @@ def embed_dataset(
 ) -> tuple[np.ndarray, np.ndarray, dict]:
     """(corpus embeddings, query embeddings, timing facts) with the encoder saved in ``model_dir``.
     With ``cache_dir``, embeddings of the same weights and texts are computed once (ehi.model.embed_cache)."""
+    from ehi.model.encoder import load_encoder  # torch: only the jobs that embed pay its import
+
     encoder = load_encoder(str(model_dir), max_length=max_length, device=device)
     texts, query_texts = doc_texts(dataset.corpus), dataset.queries.text.astype(str).tolist()
     key = embed_cache.cache_key(encoder, texts, query_texts, version) if cache_dir else None

@@ -18,9 +18,16 @@ from pathlib import Path
 import numpy as np
 
 from ehi.core.io import atomic_dir
-from ehi.model.layer_cache import texts_digest
 
 FILES = ("corpus.npy", "queries.npy")
+
+
+def texts_digest(texts) -> str:
+    """sha256 of the texts in order, each ended by a NUL (no two lists of texts share a digest)."""
+    digest = hashlib.sha256()
+    for text in texts:
+        digest.update(text.encode("utf-8") + b"\0")
+    return digest.hexdigest()
 
 
 def encoder_digest(encoder) -> str:

@@ -14,6 +14,7 @@ storage precision (float32 storage: 1e-5, see the tests).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -24,6 +25,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ehi.core.io import atomic_dir
+from ehi.model.embed_cache import texts_digest
 from ehi.model.encoder import Encoder, mean_pool
 
 DTYPES = {"float16": np.float16, "float32": np.float32}
@@ -70,14 +72,6 @@ class LayerCache:
         return torch.from_numpy(out).to(device), torch.from_numpy(mask).to(device)
 
 
-def texts_digest(texts) -> str:
-    """sha256 of the texts in order, each ended by a NUL (no two lists of texts share a digest)."""
-    digest = hashlib.sha256()
-    for text in texts:
-        digest.update(text.encode("utf-8") + b"\0")
-    return digest.hexdigest()
-
-
 def _fingerprint(encoder: Encoder, texts: list[str], k: int, dtype: str) -> dict:
     weights = hashlib.sha256()
     embeddings, layers = _layers(encoder)
@@ -104,24 +98,48 @@ def build_layer_cache(encoder: Encoder, texts: list[str], k: int, path: str | os
                       batch_size: int = 64, progress: bool = False) -> LayerCache:
     """The cache of ``texts`` under ``path``: reused when its fingerprint matches, else computed."""
     path, meta = Path(path), _fingerprint(encoder, texts, k, dtype)
-    if not (path / "meta.json").exists() or json.loads((path / "meta.json").read_text()) != meta:
-        was_training = encoder.training
-        encoder.eval()
-        order = np.argsort([-len(t) for t in texts], kind="stable")
-        parts: list[np.ndarray | None] = [None] * len(texts)
-        starts = range(0, len(texts), batch_size)
-        for start in tqdm(starts, desc=f"layer cache ({path.name})", disable=not progress, mininterval=5):
-            idx = order[start : start + batch_size]
-            hidden, mask = bottom_forward(encoder, [texts[i] for i in idx], k)
-            for j, i in enumerate(idx):
-                parts[i] = hidden[j, : int(mask[j].sum())].float().cpu().numpy().astype(DTYPES[dtype])
-        encoder.train(was_training)
-        offsets = np.concatenate([[0], np.cumsum([len(p) for p in parts])]).astype(np.int64)
-        with atomic_dir(path) as tmp:
-            np.save(tmp / "hidden.npy", np.concatenate(parts) if parts else np.zeros((0, encoder.dim), DTYPES[dtype]))
-            np.save(tmp / "offsets.npy", offsets)
-            (tmp / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+    with _build_lock(path):  # trainings sharing a cache start together: one builds, the others wait for it
+        if not (path / "meta.json").exists() or json.loads((path / "meta.json").read_text()) != meta:
+            _build(encoder, texts, k, path, dtype, batch_size, progress, meta)
     return LayerCache(np.load(path / "hidden.npy", mmap_mode="r"), np.load(path / "offsets.npy"), k)
+
+
+@contextlib.contextmanager
+def _build_lock(path: Path):
+    """An exclusive lock beside the cache folder, held while it is checked and built (no-op where
+    the platform has no ``fcntl``: there each training builds its own copy, as without sharing)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.parent / f".{path.name}.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _build(encoder: Encoder, texts: list[str], k: int, path: Path, dtype: str, batch_size: int, progress: bool,
+           meta: dict) -> None:
+    was_training = encoder.training
+    encoder.eval()
+    order = np.argsort([-len(t) for t in texts], kind="stable")
+    parts: list[np.ndarray | None] = [None] * len(texts)
+    starts = range(0, len(texts), batch_size)
+    for start in tqdm(starts, desc=f"layer cache ({path.name})", disable=not progress, mininterval=5):
+        idx = order[start : start + batch_size]
+        hidden, mask = bottom_forward(encoder, [texts[i] for i in idx], k)
+        for j, i in enumerate(idx):
+            parts[i] = hidden[j, : int(mask[j].sum())].float().cpu().numpy().astype(DTYPES[dtype])
+    encoder.train(was_training)
+    offsets = np.concatenate([[0], np.cumsum([len(p) for p in parts])]).astype(np.int64)
+    with atomic_dir(path) as tmp:
+        np.save(tmp / "hidden.npy", np.concatenate(parts) if parts else np.zeros((0, encoder.dim), DTYPES[dtype]))
+        np.save(tmp / "offsets.npy", offsets)
+        (tmp / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
 
 
 def top_forward(encoder: Encoder, cache: LayerCache, rows) -> torch.Tensor:
