@@ -105,12 +105,17 @@ def staged_files(path: str | os.PathLike) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+CODE_PATHS = ("ehi", "workflow", "config", "Snakefile", "pyproject.toml")  # what makes results, in the checkout
+
+
 def git_commit() -> str:
-    """The commit of the checkout this package runs from, or ``unknown`` outside a git checkout."""
+    """The newest commit of this checkout that changed the code making results (CODE_PATHS), or
+    ``unknown`` outside a git checkout. Not HEAD: results committed on their own would otherwise
+    never match the commit a fresh clone reruns them at, and every rerun would rewrite them."""
     try:
         out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=Path(__file__).resolve().parent,
+            ["git", "log", "-1", "--format=%H", "--", *CODE_PATHS],
+            cwd=Path(__file__).resolve().parents[2],
             capture_output=True,
             text=True,
             timeout=5,

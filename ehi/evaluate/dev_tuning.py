@@ -54,7 +54,7 @@ def joint_epochs(results: Path) -> pd.DataFrame:
         log = read_table(path)
         variant = str(path.parent.parent.relative_to(results))
         chosen = selected_epoch(log)
-        keep = ["epoch", *[c for c in EPOCH_COLUMNS if c in log], "seconds"]
+        keep = ["epoch", *[c for c in EPOCH_COLUMNS if c in log], *[c for c in ("seconds",) if c in log]]
         for row in log[keep].to_dict("records"):
             rows.append({"run": f"{variant}/{path.stem}", **row, "selected": "yes" if row["epoch"] == chosen else ""})
     return pd.DataFrame(rows)

@@ -105,6 +105,8 @@ def test_end_to_end_writes_results_tables_and_figures(test_run):
     summary = pd.read_parquet(test_run / "results" / "test" / "main" / "summary.parquet")
     assert {"de+exact", "ehi+tree", "ehi+exact", "de+faiss-ivf", "de+scann"} <= set(summary.system)
     assert summary.frac_visited.between(0, 1).all()
+    log = pd.read_parquet(test_run / "results" / "test" / "main" / "train_log" / "ehi.parquet")
+    assert "loss" in log and "seconds" not in log  # wall clock stays out of results: it changes every run
     tables = test_run / "results" / "tables"
     for name in ("kmr", "significance", "ablations", "leaf_balance", "timings"):
         for suffix in (".md", ".tex", ".csv"):

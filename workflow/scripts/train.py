@@ -52,6 +52,20 @@ def share_layer_cache(work_dir: Path, root: Path, cfg) -> None:
     link.symlink_to(shared, target_is_directory=True)
 
 
+def write_results_log(run_log: Path, log_table: str) -> None:
+    """The epoch log as results keep it: without its wall-clock ``seconds``, which change on every
+    run (the run folder's own log keeps them, and so does the job's Snakemake benchmark file)."""
+    import pyarrow.parquet as pq
+
+    from ehi.core.io import atomic_path
+
+    table = pq.read_table(run_log)
+    if "seconds" in table.column_names:
+        table = table.drop_columns(["seconds"])
+    with atomic_path(log_table) as tmp:
+        pq.write_table(table, tmp)
+
+
 def main(args: argparse.Namespace, configure_logging: bool = True) -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     pin_kernels()  # before torch runs a kernel (ehi/core/kernels.py)
@@ -61,7 +75,6 @@ def main(args: argparse.Namespace, configure_logging: bool = True) -> None:
     from ehi.data.dataset import Dataset
     from ehi.train.distributed import init_from_env
     from ehi.model.encoder import load_encoder
-    from ehi.core.io import atomic_path
     from ehi.train.config import TrainConfig
     from ehi.train.loop import train
 
@@ -94,8 +107,7 @@ def main(args: argparse.Namespace, configure_logging: bool = True) -> None:
                                              work_dir / PREVIOUS)
         raise
     if ctx.is_main:
-        with atomic_path(args.log_table) as tmp:
-            shutil.copyfile(work_dir / "train_log.parquet", tmp)
+        write_results_log(work_dir / "train_log.parquet", args.log_table)
         keep_previous_model(work_dir)  # what a failed retraining leaves loadable
 
 
