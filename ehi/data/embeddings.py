@@ -31,6 +31,7 @@ import pandas as pd
 
 from ehi.data.beir import qrels_files, read_qrels
 from ehi.data.dataset import Dataset
+from ehi.data.sources import EMBEDDINGS_LAYOUT
 from ehi.data.validate import DataError, assemble
 
 DTYPES = {"float32": np.float32, "float16": np.float16}
@@ -39,8 +40,6 @@ ARRAYS = ("docs", "queries")
 MANIFEST = "embeddings.json"
 DOC_KEY, QUERY_KEY = "d:", "q:"
 CHECK_ROWS = 65_536  # rows checked for finite values at a time: a 10^6-row file in bounded memory
-LAYOUT = ("docs.npy|.safetensors, queries.npy|.safetensors (N x d and Q x d float32/float16), "
-          "doc_ids.txt, query_ids.txt, qrels/{train,dev,test}.tsv")
 
 
 def array_path(root: Path, kind: str) -> Path:
@@ -133,7 +132,7 @@ def load_embeddings(path: str | os.PathLike, name: str | None = None) -> Dataset
     row keys (``d:<row>``, ``q:<row>``), checked as every source is."""
     root = Path(path).expanduser()
     if not root.is_dir():
-        raise DataError(f"{root}: not a directory (an embeddings dataset is a folder: {LAYOUT})")
+        raise DataError(f"{root}: not a directory (an embeddings dataset is a folder: {EMBEDDINGS_LAYOUT})")
     docs, queries = load_arrays(root)
     doc_ids = read_ids(root / "doc_ids.txt", len(docs), array_path(root, "docs").name)
     query_ids = read_ids(root / "query_ids.txt", len(queries), array_path(root, "queries").name)

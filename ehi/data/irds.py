@@ -17,7 +17,7 @@ import os
 import pandas as pd
 
 from ehi.data.dataset import Dataset
-from ehi.data.source_names import IR_DATASETS_PREFIX
+from ehi.data.sources import IR_DATASETS_PREFIX
 from ehi.data.download import DownloadError
 from ehi.data.validate import assemble
 
