@@ -7,16 +7,16 @@ other model) or never existed (the synthetic world of :mod:`ehi.data.vector_worl
     queries.npy | queries.safetensors  (Q, d) the same dtype and d, one row a query
     doc_ids.txt, query_ids.txt         one id a line, in the rows' order (N and Q lines)
     qrels/{train,dev,test}.tsv         BEIR qrels (query-id, corpus-id, score), each split optional
-    embeddings.json                    optional: who wrote it (``producer``) and ``tower``, the
-                                       encoder the pipeline trains over these vectors (ehi.model.tower)
+    embeddings.json                    optional: who wrote it (``producer``) and what (recorded,
+                                       not read)
 
 Arrays are memory-mapped (a safetensors file holds one tensor, any name; its header is read here
 and its data mapped, not copied). The checks are those of every source (:mod:`ehi.data.validate`)
 plus the arrays': two dimensions, the same width, a float dtype, finite values, one row an id. A
 bad file stops the run with one line naming it, before anything is written.
 
-The dataset's texts are keys into the arrays, ``d:<row>`` and ``q:<row>``, which the vector
-tower (``encoder.name``: the same folder) reads in place of an encoder's tokens.
+The dataset's texts are keys into the arrays, ``d:<row>`` and ``q:<row>``: an encoder that reads
+vectors in place of tokens looks its rows up by them.
 """
 
 from __future__ import annotations
