@@ -13,8 +13,8 @@ def clustered(n_docs=400, n_queries=120, dim=16, clusters=16, seed=0):
     docs = centres[rng.integers(0, clusters, n_docs)] + 0.3 * rng.standard_normal((n_docs, dim))
     positives = rng.choice(n_docs, n_queries, replace=False)
     queries = docs[positives] + 0.1 * rng.standard_normal((n_queries, dim))
-    norm = lambda x: (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
-    return norm(docs), norm(queries), positives
+    docs, queries = (x / np.linalg.norm(x, axis=1, keepdims=True) for x in (docs, queries))
+    return docs.astype(np.float32), queries.astype(np.float32), positives
 
 
 def test_pairs_of_reads_only_the_named_split():
