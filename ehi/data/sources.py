@@ -163,7 +163,8 @@ def register_source(source: Source) -> Source:
     if not re.fullmatch(NAME_PATTERN, source.name):
         raise ValueError(f"dataset source name {source.name!r}: use lower-case letters, digits, '.', '-' and '_'")
     if not isinstance(source.parser, str) or ":" not in source.parser:
-        raise ValueError(f"dataset source {source.name!r}: parser must be a 'module:function' string, got {source.parser!r}")
+        raise ValueError(f"dataset source {source.name!r}: parser must be a 'module:function' string, "
+                         f"got {source.parser!r}")
     SOURCES[source.name] = source
     return source
 

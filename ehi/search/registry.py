@@ -10,8 +10,9 @@ its budget knob, so one evaluation loop covers them all and EHI's own tree::
 A kind is the search half of a system name (docs/systems_and_metrics.md): ``de+faiss-ivf`` is the
 DE encoder's embeddings searched by the ``faiss-ivf`` kind. An :class:`AnnKind` says everything the
 pipeline needs of a kind: its searcher class, its tuning grid and the ``search.*`` keys that grid
-reads (the search rule's params), how to build it from embedding shards. A new baseline is one module with a :class:`~ehi.search.base.Searcher` plus one
-:func:`register_kind` call (in a plugin module, see :mod:`ehi.core.plugins`, or in ``_BUILTIN``).
+reads (the search rule's params), how to build it from embedding shards. A new baseline is one
+module with a :class:`~ehi.search.base.Searcher` plus one :func:`register_kind` call (in a plugin
+module, see :mod:`ehi.core.plugins`, or in ``_BUILTIN``).
 
 Classes are named as ``"module:attribute"`` strings and imported on first use: the Snakefile
 imports this module to constrain its ``system`` wildcard, and must not pay for faiss or ScaNN.

@@ -27,7 +27,8 @@ def test_precision_and_ndcg_of_the_pipeline_hand_computed():
                          columns=["query_id", "doc_id", "relevance"])
     names = ["precision@1", "precision@3", "precision@5", "ndcg@1", "ndcg@3", "ndcg@5"]
     frame = per_query_metrics(run, qrels, "toy", 5, names)
-    m = {name: group.set_index("query_id").value.loc[["q0", "q1"]].to_numpy() for name, group in frame.groupby("metric")}
+    m = {name: group.set_index("query_id").value.loc[["q0", "q1"]].to_numpy()
+         for name, group in frame.groupby("metric")}
     np.testing.assert_allclose(m["precision@1"], [1, 0])
     np.testing.assert_allclose(m["precision@3"], [2 / 3, 1 / 3])
     np.testing.assert_allclose(m["precision@5"], [2 / 5, 1 / 5])  # q1's short list: the missing ranks are misses
