@@ -15,8 +15,9 @@ Classification Repository (and its reference code, pyxclib), so numbers compare 
   depends on the query set it was computed with.
 * queries without true labels count, with 0 (as pyxclib's precision does).
 
-P@k and nDCG@k on binary labels are ranx's ``precision@k`` and ``ndcg@k``, computed with every
-other metric (:mod:`ehi.evaluate.metrics`): the same definitions as the repository's.
+P@k and nDCG@k on binary labels are the metrics registry's ``precision@k`` and ``ndcg@k`` (ranx's
+formulas, :mod:`ehi.evaluate.native_scorers`), computed with every other metric: the same
+definitions as the repository's.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """XMC metrics against hand-computed values: PSP@k (ehi.evaluate.xmc), and P@k / nDCG@k on binary
-labels as the pipeline computes them (ranx, through ehi.evaluate.metrics) under the repository's
-conventions."""
+labels as the pipeline computes them (ehi.evaluate.metrics.per_query_metrics) under the
+repository's conventions."""
 
 import math
 
