@@ -12,8 +12,8 @@ parse time (a download not fetched yet) the check is left to the job.
 
 At the package root because it reads the registries of several stages, and kept light on purpose
 (the Snakefile imports it on every parse): the registries' name-only tables
-(:mod:`ehi.data.source_names`, :mod:`ehi.train.losses.names`, :mod:`ehi.search.registry`), no
-torch, no pandas.
+(:mod:`ehi.data.sources`, :mod:`ehi.train.losses.names`, :mod:`ehi.search.registry`: their parsers,
+losses and searchers are named, not imported), no torch, no pandas.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import yaml
 
 from ehi.core.errors import ConfigError
 from ehi.core.schemas import SPLITS
-from ehi.data.source_names import IR_DATASETS_PREFIX, source_facts, source_names
+from ehi.data.sources import IR_DATASETS_PREFIX, SOURCES, find_source, source_names
 from ehi.search.registry import TREES, ann_kind, kinds
 from ehi.train.losses.names import siamese_loss_names
 
@@ -69,9 +69,8 @@ def check_source(dataset: dict) -> None:
     if source not in source_names():
         raise ConfigError(f"config dataset.source: unknown source {source!r}; known: {', '.join(source_names())}, "
                           f"or {IR_DATASETS_PREFIX}<id>")
-    facts = source_facts(source)
-    if facts is not None and not facts.downloads and not dataset.get("path"):
-        downloading = [name for name in source_names()[1:] if source_facts(name).downloads]
+    if find_source(source) is not None and not find_source(source).downloads and not dataset.get("path"):
+        downloading = [name for name in SOURCES if SOURCES[name].downloads]
         raise ConfigError(f"config dataset.path: source {source!r} reads a local copy and downloads nothing; set "
                           f"dataset.path to it, or name a source that downloads ({', '.join(downloading)}, or "
                           f"{IR_DATASETS_PREFIX}<id>)")
@@ -193,7 +192,7 @@ def known_splits(dataset: dict, data_dir=None) -> tuple[dict[str, bool], str] | 
         has = {s: math.floor(f / sum(shares) * n) > 0 for s, f in zip(SPLITS, shares)}
         has["train"] = True
         found, where = has, "dataset.synthetic.split_fractions"
-    elif (facts := source_facts(dataset["source"])) is not None and facts.beir_layout and dataset.get("path"):
+    elif (source := find_source(dataset["source"])) is not None and source.beir_layout and dataset.get("path"):
         qrels = Path(dataset["path"]).expanduser() / "qrels"
         if not qrels.is_dir():
             return None  # preparation names the missing directory

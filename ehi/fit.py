@@ -59,7 +59,7 @@ def _start(doc_emb: np.ndarray, height: int, branching: int, init: str, seed: in
 
 
 def _fit_pairs(tree, doc_emb, query_emb, pairs, steps, lr, batch_size, negatives, margin, seed):
-    from ehi.train.tree_fit import fit_tree as run_steps, pair_indexing_loss
+    from ehi.train.tree_fit import pair_indexing_loss, run_tree_steps
 
     relevant = [np.empty(0, dtype=np.int64)] * len(query_emb)
     for q in np.unique(pairs[:, 0]):
@@ -68,7 +68,7 @@ def _fit_pairs(tree, doc_emb, query_emb, pairs, steps, lr, batch_size, negatives
     rng = np.random.default_rng(seed)
     loss = lambda r: pair_indexing_loss(tree, queries, docs, pairs[:, 0], pairs[:, 1], batch_size, margin, r,  # noqa: E731
                                         negatives=negatives, relevant=relevant)
-    return run_steps(tree, loss, steps, lr, rng)[0]
+    return run_tree_steps(tree, loss, steps, lr, rng)[0]
 
 
 def fit_tree(doc_emb, query_emb=None, pairs=None, height: int = 1, branching: int | None = None, *,

@@ -6,7 +6,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from ehi.core.kernels import pin_kernels  # noqa: E402
+from ehi.core.kernels import pin_kernels
 
 pin_kernels()  # the kernels the pipeline runs on (ehi/core/kernels.py), before any test imports torch
 

@@ -1,7 +1,7 @@
 """Config names follow the registries: a plugin's loss or dataset source passes the parse-time
 checks with the shipped schema (no schema edit), an unknown one is refused in one line listing
-the known names, and the name-only tables the checks read agree with the registries they stand
-for, without importing them (no torch at parse time)."""
+the known names, the loss names the checks read agree with the loss registry, and the source table
+names its parsers as strings that resolve, so the checks import neither (no torch at parse time)."""
 
 import os
 import subprocess
@@ -12,7 +12,6 @@ import pytest
 
 from ehi.config_checks import check_config
 from ehi.core.plugins import resolve
-from ehi.data import source_names
 from ehi.train.losses import names as loss_names
 from tests.test_config_checks import SCHEMA, config, refused
 
@@ -37,7 +36,6 @@ def toy_plugin(monkeypatch):
     registry.SIAMESE_LOSSES.pop("toy-hinge", None)
     loss_names._TARGETS.pop("toy-hinge", None)
     sources.SOURCES.pop("toy-beir", None)
-    source_names._SOURCES.pop("toy-beir", None)
     plugins._loaded.remove(PLUGIN)
     sys.modules.pop(PLUGIN, None)
 
@@ -108,24 +106,38 @@ def test_a_registered_name_is_never_taken_twice_nor_outside_the_schema_form():
 
 
 def test_the_name_tables_are_the_registries():
-    from ehi.data.sources import SOURCES
     from ehi.train.losses.registry import SIAMESE_LOSSES
 
     targets = loss_names.loss_targets()
     assert tuple(targets) == tuple(SIAMESE_LOSSES)
     for name, target in targets.items():
         assert resolve(target) is SIAMESE_LOSSES[name], name
-    assert source_names.source_names() == ("synthetic", *SOURCES)
-    assert source_names.BUILTIN_SOURCES == tuple(SOURCES)
+
+
+def test_every_source_parser_resolves_to_a_parser_of_a_local_directory():
+    import inspect
+
+    from ehi.data.sources import SOURCES
+
     for name, source in SOURCES.items():
-        assert source_names.source_facts(name) == source.facts(), name
+        parser = resolve(source.parser)
+        assert callable(parser) and "name" in inspect.signature(parser).parameters, name
+    assert [n for n, s in SOURCES.items() if s.beir_layout] == ["beir", "scifact", "fiqa", "nfcorpus"]
 
 
-def test_the_checks_import_neither_torch_nor_the_heavy_registries():
+def test_a_source_parser_is_a_module_function_string():
+    from ehi.data.beir import load_beir
+    from ehi.data.sources import BEIR_LAYOUT, Source, register_source
+
+    with pytest.raises(ValueError, match="'module:function' string"):
+        register_source(Source("callable-parser", load_beir, BEIR_LAYOUT, "corpus.jsonl"))
+
+
+def test_the_checks_import_neither_torch_nor_the_heavy_registries_nor_the_parsers():
     code = ("import sys, yaml; from snakemake.utils import validate; from ehi.config_checks import check_config; "
             f"cfg = yaml.safe_load(open({str(REPO / 'config' / 'test' / 'test.yaml')!r})); validate(cfg, {str(SCHEMA)!r}); "
             f"check_config(cfg, {str(SCHEMA)!r}); "
-            "heavy = [m for m in ('torch', 'ehi.train.losses.registry', 'ehi.data.sources') if m in sys.modules]; "
+            "heavy = [m for m in ('torch', 'ehi.train.losses.registry', 'ehi.data.beir', 'ehi.data.download') if m in sys.modules]; "
             "assert not heavy, heavy")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("EHI_PLUGINS", None)

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from ehi.config import SECTIONS, TOP_LEVEL, WORKFLOW_ONLY, WORKFLOW_SET, sections_of
-from ehi.data import source_names
+from ehi.data import sources
 from ehi.data.synthetic import SyntheticConfig
 from ehi.model.tree import PATH_LAYOUTS
 from ehi.search.registry import KINDS, check_systems, system_pattern
@@ -79,10 +79,10 @@ def test_enums_are_the_registries_and_names_follow_their_form():
     assert "enum" not in train["siamese_loss"] and train["siamese_loss"]["pattern"] == f"^{loss_names.NAME_PATTERN}$"
     source = SCHEMA["properties"]["dataset"]["properties"]["source"]
     assert "enum" not in source and "anyOf" not in source
-    assert source["pattern"].startswith(f"^({source_names.NAME_PATTERN}|{source_names.IR_DATASETS_PREFIX}")
+    assert source["pattern"].startswith(f"^({sources.NAME_PATTERN}|{sources.IR_DATASETS_PREFIX}")
     for name in loss_names.BUILTIN_SIAMESE_LOSSES:
         assert re.fullmatch(train["siamese_loss"]["pattern"], name), name
-    for name in (*source_names.source_names(), "ir_datasets:beir/scifact"):
+    for name in (*sources.source_names(), "ir_datasets:beir/scifact"):
         assert re.fullmatch(source["pattern"], name), name
     for bad in ("SciFact", "ir_datasets:", "a b"):
         assert not re.fullmatch(source["pattern"], bad), bad

@@ -302,3 +302,39 @@ def test_the_checks_see_what_they_check():
     assert "ehi.load_index" in python_names(readme) or "ehi.search.shards" in python_names(readme)
     assert missing_paths("`tests/test_no_such_file.py`") == ["tests/test_no_such_file.py"]
     assert unknown_targets("`snakemake --cores 1 no_such_target`") == ["no_such_target (no such rule)"]
+
+
+# --- module docstrings -------------------------------------------------------------------------
+
+MODULES = sorted(p for root in ("ehi", "benchmarks", "workflow/scripts") for p in (REPO / root).rglob("*.py"))
+
+
+def docstring(path: Path) -> str:
+    import ast
+
+    return ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+
+
+def docstring_problems(text: str) -> list[str]:
+    """Paths, Markdown pages and ``ehi.*`` names a docstring names that do not exist."""
+    spans = [text, *re.findall(r"``([^`]+)``", text)]
+    paths = {w for w in words(spans) if is_path(w) and "/" in w and not w.startswith("results/")}
+    problems = [p for p in sorted(paths) if missing_paths(f"`{p}`")]
+    pages = set(re.findall(r"(?<![\w/.-])([A-Z][A-Z_]*\.md)\b", text))  # a top-level page (an output file is lower case)
+    problems += sorted(p for p in pages if not (REPO / p).exists() and not (REPO / "docs" / p).exists())
+    names = set(re.findall(r"(?<![\w./])((?:ehi|benchmarks)(?:\.\w+)+)", text)) - NOT_MODULES
+    problems += sorted(n for n in names if not n.endswith(EXTENSIONS) and not python_name_resolves(n))
+    return problems
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_module_docstring_names_what_exists(module):
+    problems = docstring_problems(docstring(module))
+    assert not problems, f"{module.relative_to(REPO)}'s docstring names what does not exist: {problems}"
+
+
+def test_the_docstring_check_sees_what_it_checks():
+    assert docstring_problems("see DESIGN.md section 4 and docs/no_such_page.md") == ["docs/no_such_page.md", "DESIGN.md"]
+    assert docstring_problems("``ehi.search.registry.no_such_name``, :mod:`ehi.search.registry`") == \
+        ["ehi.search.registry.no_such_name"]
+    assert not docstring_problems("docs/layout.md, workflow/rules/common.smk and README.md")

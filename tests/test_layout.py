@@ -106,3 +106,14 @@ def test_the_walk_sees_an_upward_import_and_a_mid_file_import():
 def test_no_module_over_300_lines():
     long = {str(p.relative_to(REPO)): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 300}
     assert not long, long
+
+
+def test_each_stage_names_its_modules_in_its_init():
+    """Each stage's ``__init__`` docstring is one paragraph naming every module of the stage."""
+    for package in [PACKAGE / stage for stage in STAGES] + [PACKAGE / "train" / "losses"]:
+        text = ast.get_docstring(ast.parse((package / "__init__.py").read_text())) or ""
+        modules = sorted(p.stem if p.is_file() else p.name for p in package.iterdir()
+                         if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file())
+        unnamed = [m for m in modules if f"``{m}``" not in text]
+        assert text and "\n\n" not in text.strip(), f"{package.relative_to(REPO)}/__init__.py: one paragraph"
+        assert not unnamed, f"{package.relative_to(REPO)}/__init__.py does not name {unnamed}"

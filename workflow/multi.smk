@@ -35,9 +35,8 @@ for _name, _config in DATASETS.items():
 
 # `snakemake tables` alone renders only the datasets whose cached results exist (as one dataset's
 # `tables` does), from those results as they are; otherwise every dataset, after its pipeline.
-_TARGETS = set(requested_targets())
 _CACHED = [n for n in DATASETS if os.path.exists(f"results/{n}/significance.parquet")]
-REPORT_ONLY = bool(_TARGETS) and _TARGETS <= {"tables", "claims"} and bool(_CACHED)
+REPORT_ONLY = report_only(bool(_CACHED))
 REPORTED = _CACHED if REPORT_ONLY else list(DATASETS)
 ACROSS = f"across_{'+'.join(DATASETS)}"  # the cross-dataset table and figure of this list of datasets
 

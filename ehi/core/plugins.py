@@ -60,7 +60,7 @@ def _origin(name: str) -> str:
 def _import(name: str) -> None:
     try:
         importlib.import_module(name)
-    except Exception as err:  # noqa: BLE001 -- anything a plugin raises is its fault, not the pipeline's
+    except Exception as err:  # anything a plugin raises is its fault, not the pipeline's
         if debugging():
             raise
         if isinstance(err, ModuleNotFoundError) and err.name == name.split(".")[0]:

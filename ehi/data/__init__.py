@@ -1,1 +1,6 @@
-"""Datasets: local BEIR directories, downloaders, the synthetic generator, validation."""
+"""Datasets: ``sources`` (the source table: names, remotes, parsers named as strings) with the
+parsers ``beir``, ``formats`` (MS MARCO, NQ320k, XMC), ``embeddings`` and ``irds`` (ir_datasets);
+``download`` (fetching and safe extraction), ``prepare`` (one entry point from a config),
+``dataset`` (the in-memory form), ``validate``, ``input_counts`` and ``judgements`` (the shared
+checks and rules), ``splits`` and ``query_split`` (seeded dev and test splits), ``manifest`` (what a
+prepared dataset came from), ``synthetic`` and ``vector_world`` (the generated corpora)."""

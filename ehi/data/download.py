@@ -20,11 +20,12 @@ import logging
 import os
 import tarfile
 import zipfile
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from ehi.core.errors import UserError
 from ehi.core.io import write_json
+from ehi.data.sources import Remote
 from ehi.data.validate import DataError
 
 log = logging.getLogger("ehi.data")
@@ -36,19 +37,6 @@ OVERRIDES_ENV = "EHI_SOURCE_OVERRIDES"
 
 class DownloadError(UserError):
     """A dataset file could not be fetched or verified; the message says what to do instead."""
-
-
-@dataclass(frozen=True)
-class Remote:
-    """One published file. ``md5``/``sha256``: published or pinned checksums (else trust on first use)."""
-
-    url: str
-    filename: str
-    md5: str | None = None
-    sha256: str | None = None
-    extract: bool = False
-    optional: bool = False  # fetched only on request (e.g. MS MARCO's 2 GB training triples)
-    headers: tuple[tuple[str, str], ...] = ()
 
 
 def overridden(source_name: str, remotes: tuple[Remote, ...]) -> tuple[Remote, ...]:

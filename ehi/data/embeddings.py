@@ -7,16 +7,16 @@ other model) or never existed (the synthetic world of :mod:`ehi.data.vector_worl
     queries.npy | queries.safetensors  (Q, d) the same dtype and d, one row a query
     doc_ids.txt, query_ids.txt         one id a line, in the rows' order (N and Q lines)
     qrels/{train,dev,test}.tsv         BEIR qrels (query-id, corpus-id, score), each split optional
-    embeddings.json                    optional: who wrote it (``producer``) and ``tower``, the
-                                       encoder the pipeline trains over these vectors (ehi.model.tower)
+    embeddings.json                    optional: who wrote it (``producer``) and what (recorded,
+                                       not read)
 
 Arrays are memory-mapped (a safetensors file holds one tensor, any name; its header is read here
 and its data mapped, not copied). The checks are those of every source (:mod:`ehi.data.validate`)
 plus the arrays': two dimensions, the same width, a float dtype, finite values, one row an id. A
 bad file stops the run with one line naming it, before anything is written.
 
-The dataset's texts are keys into the arrays, ``d:<row>`` and ``q:<row>``, which the vector
-tower (``encoder.name``: the same folder) reads in place of an encoder's tokens.
+The dataset's texts are keys into the arrays, ``d:<row>`` and ``q:<row>``: an encoder that reads
+vectors in place of tokens looks its rows up by them.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import pandas as pd
 
 from ehi.data.beir import qrels_files, read_qrels
 from ehi.data.dataset import Dataset
+from ehi.data.sources import EMBEDDINGS_LAYOUT
 from ehi.data.validate import DataError, assemble
 
 DTYPES = {"float32": np.float32, "float16": np.float16}
@@ -39,8 +40,6 @@ ARRAYS = ("docs", "queries")
 MANIFEST = "embeddings.json"
 DOC_KEY, QUERY_KEY = "d:", "q:"
 CHECK_ROWS = 65_536  # rows checked for finite values at a time: a 10^6-row file in bounded memory
-LAYOUT = ("docs.npy|.safetensors, queries.npy|.safetensors (N x d and Q x d float32/float16), "
-          "doc_ids.txt, query_ids.txt, qrels/{train,dev,test}.tsv")
 
 
 def array_path(root: Path, kind: str) -> Path:
@@ -133,7 +132,7 @@ def load_embeddings(path: str | os.PathLike, name: str | None = None) -> Dataset
     row keys (``d:<row>``, ``q:<row>``), checked as every source is."""
     root = Path(path).expanduser()
     if not root.is_dir():
-        raise DataError(f"{root}: not a directory (an embeddings dataset is a folder: {LAYOUT})")
+        raise DataError(f"{root}: not a directory (an embeddings dataset is a folder: {EMBEDDINGS_LAYOUT})")
     docs, queries = load_arrays(root)
     doc_ids = read_ids(root / "doc_ids.txt", len(docs), array_path(root, "docs").name)
     query_ids = read_ids(root / "query_ids.txt", len(queries), array_path(root, "queries").name)

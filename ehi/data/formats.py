@@ -1,6 +1,6 @@
 """Parsers of the non-BEIR source formats; each takes a local directory and returns a Dataset.
 
-MS MARCO passage (collection/queries TSV, TREC-style qrels, training triples), NQ320K in the
+MS MARCO passage (collection/queries TSV, TREC-style qrels), NQ320K in the
 NCI-style JSON-lines layout, and LF-AmazonTitles-131K in the Extreme Classification Repository's
 JSON-lines format. Every one goes through :func:`ehi.data.validate.assemble`, so the same checks
 apply to all of them.
@@ -8,7 +8,6 @@ apply to all of them.
 
 from __future__ import annotations
 
-import itertools
 import os
 from pathlib import Path
 from typing import Iterable
@@ -32,12 +31,6 @@ def read_trec_qrels(path: Path) -> pd.DataFrame:
     """TREC qrels ``qid iteration docid relevance``, tab- or space-separated."""
     rows = [(q, d, parse_relevance(r, path, n)) for n, (q, _, d, r) in iter_tsv(path, ncols=4, sep=None)]
     return pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"]).astype({"relevance": "int32"})
-
-
-def read_msmarco_triples(path: str | os.PathLike, limit: int | None = None) -> pd.DataFrame:
-    """MS MARCO training triples by id (qidpidtriples.train.full.2.tsv[.gz]): query, positive, negative."""
-    rows = (fields for _, fields in itertools.islice(iter_tsv(path, ncols=3), limit))
-    return pd.DataFrame(rows, columns=["query_id", "pos_id", "neg_id"])
 
 
 # split -> (candidate query files, candidate qrels files), first existing wins. dev is the usual

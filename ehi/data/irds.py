@@ -17,7 +17,7 @@ import os
 import pandas as pd
 
 from ehi.data.dataset import Dataset
-from ehi.data.source_names import IR_DATASETS_PREFIX
+from ehi.data.sources import IR_DATASETS_PREFIX
 from ehi.data.download import DownloadError
 from ehi.data.validate import assemble
 
@@ -52,7 +52,7 @@ def _read(what: str, dataset_id: str, rows):
         return list(rows())
     except DownloadError:
         raise
-    except Exception as err:  # noqa: BLE001 (ir_datasets raises what its downloader and formats raise)
+    except Exception as err:  # ir_datasets raises what its downloader and formats raise
         detail = " ".join(str(err).split())[:300] or type(err).__name__
         raise DownloadError(
             f"ir_datasets:{dataset_id}: cannot read its {what} ({type(err).__name__}: {detail}); without a network "

@@ -20,8 +20,7 @@ How it is made, all from one seed:
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -140,8 +139,3 @@ def _splits(cfg: SyntheticConfig, rng: np.random.Generator, n: int) -> np.ndarra
     counts[0] += n - counts.sum()
     labels = np.repeat(np.array(["train", "dev", "test"]), counts)
     return labels[rng.permutation(n)]
-
-
-def generate_to(out_dir: str | Path, cfg: SyntheticConfig) -> dict:
-    """Generate and write the three Parquet tables; the config goes into their metadata."""
-    return generate(cfg).write(out_dir, meta={"source": "synthetic", "synthetic": asdict(cfg)})

@@ -1,4 +1,4 @@
-"""A synthetic retrieval world in vector space, written in the embeddings layout (docs/vector_world.md).
+"""A synthetic retrieval world in vector space, written in the embeddings layout (docs/embeddings.md).
 
 Documents sit in a hierarchy: topics, subtopics in each, and facets in each subtopic; a facet is a
 handful of documents on one point (``mean_relevant`` on average), and a query asks for one facet,

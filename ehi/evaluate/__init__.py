@@ -1,0 +1,6 @@
+"""From runs to numbers: ``config`` (the ``evaluation`` section), ``sweep`` (one system at every
+budget), ``metrics`` and ``metric_registry`` (per-query metrics by name: registered families, the
+ranking metrics of ``native_scorers`` and the psp@k of ``xmc``, ranx for any other name),
+``stats`` (paired significance tests), ``seeds`` (seeds as a dimension), ``variant_systems``
+(ablation systems beside the main setting), ``trec`` (TREC run files), ``dev_tuning`` and
+``tree_recipe`` (how the recipe was chosen on dev)."""

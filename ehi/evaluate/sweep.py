@@ -1,8 +1,9 @@
 """One system, every budget: the glue between embeddings, an index and a run table.
 
-A system is ``{encoder}+{search}`` (DESIGN.md section 4). ``tree`` is EHI's own beam search over
-its index (``tree-pq`` the same over its leaves as PQ codes); every other search is an ANNS kind of :mod:`ehi.search.registry`, whose build parameters are tuned
-on the tune split's queries (never on the evaluated split) before it is swept on the evaluated one.
+A system is ``{encoder}+{search}`` (docs/systems_and_metrics.md). ``tree`` is EHI's own beam search
+over its index (``tree-pq`` the same over its leaves as PQ codes); every other search is an ANNS
+kind of :mod:`ehi.search.registry`, whose build parameters are tuned on the tune split's queries
+(never on the evaluated split) before it is swept on the evaluated one.
 """
 
 from __future__ import annotations

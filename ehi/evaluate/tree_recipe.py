@@ -8,7 +8,8 @@ figure is on the dev split; the test split is never read.
 
 Each row: the setting, then dev nDCG@10 / Recall@100 of the tree at the largest beam scoring at
 most 5% and 10% of the documents (measured), and of FAISS-IVF at the largest nprobe within the
-same budgets. ``python -m ehi.evaluate.tree_recipe DATA_DIR EMB_DIR --branching 64 --out T.md``.
+same budgets. ``python -m ehi.evaluate.tree_recipe DATA_DIR EMB_DIR --branching 64 --out tree_recipe``
+writes tree_recipe.md and .csv.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from ehi.model.tree_stats import leaf_size_stats
 from ehi.search.base import at_budget
 from ehi.search.registry import build_searcher
 from ehi.train.dev_eval import ranking_metrics, tree_at_budget
-from ehi.train.tree_fit import fit_tree, pair_indexing_loss
+from ehi.train.tree_fit import pair_indexing_loss, run_tree_steps
 
 BUDGETS = (0.05, 0.1)
 GRID = {  # the screened settings; "steps: 0" keeps the initialisation itself in the race
@@ -100,7 +101,7 @@ def screen(dataset: Dataset, doc_emb: np.ndarray, q_emb: np.ndarray, height: int
         tree = kmeans_init_(tree, doc_emb, seed) if setting["init"] == "kmeans" else tree.standardize_(docs)
         loss = partial(pair_indexing_loss, tree, queries, docs, pq, pd_, batch_size, setting["margin"],
                        negatives=setting["negatives"], relevant=train_rel)
-        tree, _ = fit_tree(tree, loss, setting["steps"], setting["lr"], rng)
+        tree, _ = run_tree_steps(tree, loss, setting["steps"], setting["lr"], rng)
         rows.append({"system": "tree", **setting, **tree_row(tree, doc_emb, dev_q, dev_rel),
                      "seconds": time.perf_counter() - start})
     return pd.DataFrame(rows)

@@ -1,12 +1,11 @@
-"""Extreme multi-label classification (XMC) metrics: P@k, nDCG@k and PSP@k from a ranked list.
+"""Extreme multi-label classification (XMC): PSP@k, the propensity-scored precision of a ranked list.
 
 XMC as retrieval: labels are the documents (``ehi.data.sources.load_xmc`` puts the label texts in
 the corpus), so a search's corpus rows are label indices. Conventions follow the Extreme
 Classification Repository (and its reference code, pyxclib), so numbers compare with published ones:
 
-* relevance is binary; a query's labels are a row of a (queries, labels) matrix;
-* ``p@k`` = true labels among the top k / k (a list shorter than k counts the gap as misses);
-* ``ndcg@k`` = Σ_{r≤k} y_r / log2(r + 1), divided by the same sum for min(k, |y|) true labels;
+* relevance is binary; a query's labels are a row of a (queries, labels) matrix; a list shorter
+  than k counts the gap as misses;
 * ``psp@k``: each hit gains its label's inverse propensity 1/p_l (Jain et al., KDD 2016):
   p_l = 1 / (1 + C e^{−A log(N_l + B)}), C = (log N − 1)(B + 1)^A, N_l the label's training
   frequency and N the number of training points; A = 0.6, B = 2.6 for Amazon datasets. The
@@ -14,7 +13,11 @@ Classification Repository (and its reference code, pyxclib), so numbers compare 
   (its k rarest true labels). To keep per-query values whose *mean* is that number, each query's
   raw PSP is divided by the mean of PSP* over the evaluated queries: a per-query value therefore
   depends on the query set it was computed with.
-* queries without true labels count, with 0 on every metric (as pyxclib's precision does).
+* queries without true labels count, with 0 (as pyxclib's precision does).
+
+P@k and nDCG@k on binary labels are the metrics registry's ``precision@k`` and ``ndcg@k`` (ranx's
+formulas, :mod:`ehi.evaluate.native_scorers`), computed with every other metric: the same
+definitions as the repository's.
 """
 
 from __future__ import annotations
@@ -75,12 +78,11 @@ def _best_psp(labels: sp.csr_matrix, inv_prop: np.ndarray, k: int) -> np.ndarray
     return np.bincount(row[order][top], weights=vals[order][top], minlength=labels.shape[0]) / k
 
 
-def xmc_metrics(ranked: np.ndarray, labels, inv_prop: np.ndarray | None = None,
-                ks=DEFAULT_KS) -> dict[str, np.ndarray]:
-    """Per-query ``p@k``, ``ndcg@k`` (and ``psp@k`` when ``inv_prop`` is given), each (nq,).
+def psp_at_k(ranked: np.ndarray, labels, inv_prop: np.ndarray, ks=DEFAULT_KS) -> dict[str, np.ndarray]:
+    """Per-query ``psp@k``, each (nq,), normalised as the repository does (see the module docstring).
 
-    ranked (nq, K) int label indices, best first, -1 padded (what ``EHIIndex.search`` returns);
-    labels (nq, L) binary, sparse or dense.
+    ranked (nq, K) int label indices, best first, -1 padded; labels (nq, L) binary, sparse or dense;
+    inv_prop (L,) the labels' inverse propensities.
     """
     ranked = np.asarray(ranked, dtype=np.int64)
     labels = sp.csr_matrix(labels, dtype=np.float64)
@@ -90,37 +92,14 @@ def xmc_metrics(ranked: np.ndarray, labels, inv_prop: np.ndarray | None = None,
     if ranked.shape[1] < kmax:  # a short list: the missing ranks are misses
         ranked = np.pad(ranked, ((0, 0), (0, kmax - ranked.shape[1])), constant_values=-1)
     ranked = ranked[:, :kmax]
-    hits = _hits(ranked, labels)  # (nq, kmax)
-    n_true = np.diff(labels.indptr)  # (nq,)
-    discount = 1.0 / np.log2(np.arange(2, kmax + 2))  # (kmax,)
-    ideal = np.concatenate([[0.0], np.cumsum(discount)])  # ideal DCG of j true labels, j = 0..kmax
+    inv_prop = np.asarray(inv_prop, dtype=np.float64)
+    gains = _hits(ranked, labels) * inv_prop[np.maximum(ranked, 0)]  # (nq, kmax)
     out: dict[str, np.ndarray] = {}
     for k in ks:
-        out[f"p@{k}"] = hits[:, :k].sum(1) / k
-        dcg = (hits[:, :k] * discount[:k]).sum(1)
-        idcg = ideal[np.minimum(n_true, k)]
-        out[f"ndcg@{k}"] = np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
-    if inv_prop is not None:
-        inv_prop = np.asarray(inv_prop, dtype=np.float64)
-        gains = hits * inv_prop[np.maximum(ranked, 0)]  # (nq, kmax)
-        for k in ks:
-            norm = _best_psp(labels, inv_prop, k).mean()
-            raw = gains[:, :k].sum(1) / k
-            out[f"psp@{k}"] = raw / norm if norm > 0 else np.zeros_like(raw)
+        norm = _best_psp(labels, inv_prop, k).mean()
+        raw = gains[:, :k].sum(1) / k
+        out[f"psp@{k}"] = raw / norm if norm > 0 else np.zeros_like(raw)
     return out
-
-
-def summarize(per_query: dict[str, np.ndarray]) -> dict[str, float]:
-    """Mean over queries of each metric (for psp@k this is the repository's normalised PSP@k)."""
-    return {name: float(np.mean(values)) if len(values) else float("nan") for name, values in per_query.items()}
-
-
-def per_query_frame(query_ids, per_query: dict[str, np.ndarray]) -> pd.DataFrame:
-    """Long table (query_id, metric, value), the shape of the per-query metrics contract."""
-    query_ids = np.asarray(query_ids).astype(str)
-    frames = [pd.DataFrame({"query_id": query_ids, "metric": name, "value": np.asarray(v, dtype=np.float64)})
-              for name, v in per_query.items()]
-    return pd.concat(frames, ignore_index=True)
 
 
 def train_inverse_propensity(dataset, propensity: str = "amazon") -> np.ndarray:
@@ -131,19 +110,6 @@ def train_inverse_propensity(dataset, propensity: str = "amazon") -> np.ndarray:
         raise ValueError(f"psp@k needs label frequencies, but {dataset.name!r} has no train queries")
     freq = np.asarray(label_matrix(relevant(train_qrels), train_q.query_id, label_ids).sum(0)).ravel()
     return inverse_propensity(freq, len(train_q), *PROPENSITY_AB[propensity])
-
-
-def evaluate_xmc(ranked: np.ndarray, query_ids, dataset, split: str = "test", propensity: str = "amazon",
-                 ks=DEFAULT_KS) -> dict[str, np.ndarray]:
-    """XMC metrics of a search over ``dataset`` (an :class:`ehi.data.dataset.Dataset` whose corpus
-    is the label set): ranked (nq, K) corpus rows for ``query_ids``, judged against ``split``;
-    propensities from the train split's label frequencies (N = number of train points)."""
-    label_ids = dataset.corpus.doc_id.astype(str).to_numpy()
-    _, qrels = dataset.split(split)
-    labels = label_matrix(qrels, query_ids, label_ids)
-    train_q, _ = dataset.split("train")
-    inv_prop = train_inverse_propensity(dataset, propensity) if len(train_q) else None
-    return xmc_metrics(ranked, labels, inv_prop, ks)
 
 
 def psp_scorer(qids: list[str], qrels_df: pd.DataFrame, doc_ids, inv_prop, ks):
@@ -162,7 +128,6 @@ def psp_scorer(qids: list[str], qrels_df: pd.DataFrame, doc_ids, inv_prop, ks):
         keep = pos.notna().to_numpy()
         ranked[pos.to_numpy()[keep].astype(np.int64), top["rank"].to_numpy()[keep] - 1] = \
             row_of.loc[top.doc_id.astype(str)].to_numpy()[keep]
-        out = xmc_metrics(ranked, labels, inv_prop, ks)
-        return {f"psp@{k}": out[f"psp@{k}"] for k in ks}
+        return psp_at_k(ranked, labels, inv_prop, ks)
 
     return score

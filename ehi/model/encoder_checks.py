@@ -97,7 +97,7 @@ def check_tokenizer(folder: Path, error: type[UserError] = WeightsError) -> None
 
     try:
         AutoTokenizer.from_pretrained(str(folder))(PROBE_TEXT)
-    except Exception as err:  # noqa: BLE001 (the tokenizers library raises bare Exception)
+    except Exception as err:  # the tokenizers library raises bare Exception
         raise error(f"{folder}: the saved tokenizer fails on a plain text: {' '.join(str(err).split())[:200]}") from None
 
 

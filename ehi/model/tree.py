@@ -85,7 +85,7 @@ def rows_of(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
 
 
 class TreeIndexer(nn.Module):
-    """The tree of DESIGN.md section 2; ``hidden`` is the width of U_h x (default: ``dim``)."""
+    """The tree of the module docstring; ``hidden`` is the width of U_h x (default: ``dim``)."""
 
     def __init__(self, dim: int, height: int = 2, branching: int = 8, hidden: int | None = None,
                  path_layout: str = DEFAULT_LAYOUT, per_node: bool = False):

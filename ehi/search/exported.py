@@ -58,11 +58,6 @@ class ExportedIndex(Searcher):
         return cls.from_leaves(ehi_index.indexer, docs, ehi_index.doc_leaf, doc_ids, pq_m, nbits, rerank, seed)
 
     @classmethod
-    def from_tree(cls, indexer, docs: np.ndarray, **kwargs) -> "ExportedIndex":
-        """Export straight from a trained tree and the corpus (N, d): one assignment pass, no sorted copy."""
-        return cls.from_leaves(indexer, as_matrix(docs), indexer.assign_leaves(docs), **kwargs)
-
-    @classmethod
     def from_leaves(cls, indexer, docs: np.ndarray, leaf: np.ndarray, doc_ids=None, pq_m: int | None = None,
                     nbits: int = 4, rerank: int = 0, seed: int = 0) -> "ExportedIndex":
         """The export of ``indexer``'s tree over ``docs`` (N, d), corpus order, in leaves ``leaf`` (N,)."""

@@ -7,12 +7,12 @@ its budget knob, so one evaluation loop covers them all and EHI's own tree::
     for nprobe in s.default_sweep():
         rows, scores, n_scored = s.search(query_emb, 1000, nprobe)
 
-A kind is the search half of a system name (DESIGN.md section 4): ``de+faiss-ivf`` is the DE
-encoder's embeddings searched by the ``faiss-ivf`` kind. An :class:`AnnKind` says everything the
+A kind is the search half of a system name (docs/systems_and_metrics.md): ``de+faiss-ivf`` is the
+DE encoder's embeddings searched by the ``faiss-ivf`` kind. An :class:`AnnKind` says everything the
 pipeline needs of a kind: its searcher class, its tuning grid and the ``search.*`` keys that grid
-reads (the search rule's params), its line style in the KMR figure, how to build it from
-embedding shards. A new baseline is one module with a :class:`~ehi.search.base.Searcher` plus one
-:func:`register_kind` call (in a plugin module, see :mod:`ehi.core.plugins`, or in ``_BUILTIN``).
+reads (the search rule's params), how to build it from embedding shards. A new baseline is one
+module with a :class:`~ehi.search.base.Searcher` plus one :func:`register_kind` call (in a plugin
+module, see :mod:`ehi.core.plugins`, or in ``_BUILTIN``).
 
 Classes are named as ``"module:attribute"`` strings and imported on first use: the Snakefile
 imports this module to constrain its ``system`` wildcard, and must not pay for faiss or ScaNN.
@@ -65,7 +65,6 @@ class AnnKind:
     settings_keys: tuple[str, ...] = ()
     build_defaults: tuple[tuple[str, Any], ...] = ()  # fixed keywords of Class.build
     tuned: bool = True  # False: built as it is, nothing to tune (exact search)
-    line_style: Any = "-"  # matplotlib linestyle in the KMR figure
     from_shards: str | None = None  # "module:function"(shards, train_size, seed, **params); None: to_array
 
     def searcher_class(self) -> type[Searcher]:
@@ -112,18 +111,14 @@ def _scann_ah_grid(n_docs, s):
 
 _FAISS, _SCANN, _SHARDS = "ehi.search.faiss_ann", "ehi.search.scann_ann", "ehi.search.faiss_shards"
 _BUILTIN = (
-    AnnKind("exact", f"{_FAISS}:FlatSearcher", lambda n, s: [{}], tuned=False, line_style=":",
+    AnnKind("exact", f"{_FAISS}:FlatSearcher", lambda n, s: [{}], tuned=False,
             from_shards=f"{_SHARDS}:flat_from_shards"),
-    AnnKind("faiss-ivf", f"{_FAISS}:IVFSearcher", _ivf_grid, ("ivf_nlist",), line_style="--",
-            from_shards=f"{_SHARDS}:ivf_from_shards"),
+    AnnKind("faiss-ivf", f"{_FAISS}:IVFSearcher", _ivf_grid, ("ivf_nlist",), from_shards=f"{_SHARDS}:ivf_from_shards"),
     AnnKind("faiss-hnsw", f"{_FAISS}:HNSWSearcher", _hnsw_grid, ("hnsw_M", "hnsw_ef_construction"),
-            line_style="-.", from_shards=f"{_SHARDS}:hnsw_from_shards"),
-    AnnKind("scann", f"{_SCANN}:ScannSearcher", _scann_grid, ("scann_leaves",), (("scoring", "bf"),),
-            line_style=(0, (5, 1, 1, 1))),
-    AnnKind("scann-ah", f"{_SCANN}:ScannSearcher", _scann_ah_grid, ("scann_leaves",), (("scoring", "ah"),),
-            line_style=(0, (1, 1))),
-    AnnKind("faiss-ivfpq", "ehi.search.faiss_pq:IVFPQSearcher", _ivfpq_grid, ("ivf_nlist", *PQ_SETTINGS),
-            line_style=(0, (3, 1, 1, 1, 1, 1))),
+            from_shards=f"{_SHARDS}:hnsw_from_shards"),
+    AnnKind("scann", f"{_SCANN}:ScannSearcher", _scann_grid, ("scann_leaves",), (("scoring", "bf"),)),
+    AnnKind("scann-ah", f"{_SCANN}:ScannSearcher", _scann_ah_grid, ("scann_leaves",), (("scoring", "ah"),)),
+    AnnKind("faiss-ivfpq", "ehi.search.faiss_pq:IVFPQSearcher", _ivfpq_grid, ("ivf_nlist", *PQ_SETTINGS)),
 )
 _REGISTRY: dict[str, AnnKind] = {kind.name: kind for kind in _BUILTIN}
 KINDS = tuple(_REGISTRY)  # the built-in kinds; kinds() adds the plugins'
@@ -192,14 +187,6 @@ def rule_settings(search_section: dict, system: str) -> dict:
                       if key in search_section and (key != "lists_from_leaf_count" or search_section[key])})
 
 
-def line_style(search: str):
-    """The KMR figure's line style of a search half (EHI's tree solid; unknown kinds solid)."""
-    load_plugins()
-    if search == TREE_PQ:
-        return (0, (5, 2))  # dashed: the compressed tree
-    return "-" if search == TREE or search not in _REGISTRY else _REGISTRY[search].line_style
-
-
 def build_searcher(kind: str, emb: np.ndarray, **params) -> Searcher:
     """Build the ``kind`` index over ``emb`` (N, d); ``params`` are that builder's keywords.
 
@@ -231,7 +218,7 @@ def __getattr__(name):
 
 
 __all__ = ["KINDS", "TREE", "TREE_PQ", "TREES", "AnnKind", "Searcher", "SearchResult", "ann_kind", "build_searcher", "check_systems",
-           "kinds", "line_style", "load_searcher", "log_grid", "register_kind", "rule_settings", "searches",
+           "kinds", "load_searcher", "log_grid", "register_kind", "rule_settings", "searches",
            "system_pattern"]
 
 

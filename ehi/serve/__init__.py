@@ -1,0 +1,3 @@
+"""Using a trained index: ``api`` (``ehi.load_index``, a search index on disk) with
+``index_checks`` (what loading checks), ``cli`` (``ehi search``, ``ehi info``, ``ehi export-faiss``)
+with ``queries`` (query files), and ``export_faiss`` (a trained index as a FAISS file)."""

@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 
 from ehi import __version__
 from ehi.model.encoder import Encoder, load_encoder
+from ehi.model.tree_stats import gini
 from ehi.search.tree_index import EHIIndex
 from ehi.serve.index_checks import check_encoder_dir, read_docs, read_index_config
 from ehi.core.errors import SearchIndexError
@@ -83,15 +84,6 @@ def save_search_index(out_dir: str | os.PathLike, index: EHIIndex, encoder: Enco
                   "encoder": {"source": name, "max_length": int(max_length)}, "train_config": train_config}
         (tmp / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True, default=str) + "\n")
     return Path(out_dir)
-
-
-def gini(sizes: np.ndarray) -> float:
-    """Gini coefficient of leaf sizes: 0 = perfectly balanced, → 1 = everything in one leaf."""
-    x = np.sort(np.asarray(sizes, dtype=np.float64))
-    n, total = len(x), x.sum()
-    if n == 0 or total == 0:
-        return 0.0
-    return float(((2 * np.arange(1, n + 1) - n - 1) * x).sum() / (n * total))
 
 
 class SearchIndex:

@@ -1,39 +1,56 @@
-"""Every hyper-parameter of a training run: one dataclass, checked on construction."""
+"""Every hyper-parameter of a training run: one dataclass, checked on construction.
+
+Each field says which model reads it (its ``reads`` metadata, :func:`tree` or :func:`shared`): the
+DE baseline trains no tree, so the tree's settings are not DE's (:mod:`ehi.train.model_keys`).
+Light to import (no torch): the Snakefile reads the fields while it parses.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 
 from ehi.core.errors import ConfigError
-from ehi.model.tree import PATH_LAYOUTS
-from ehi.train.losses.registry import siamese_losses
+from ehi.train.losses.names import siamese_loss_names
+
+READS = "reads"  # the field metadata key: "tree" (EHI's tree only) or "shared" (DE and EHI)
+
+
+def tree(default):
+    """A setting only EHI's tree reads: DE builds no tree, the tree losses are zero without one,
+    the dev tree figures and the k-means floor need a tree."""
+    return field(default=default, metadata={READS: "tree"})
+
+
+def shared(default):
+    """A setting both models read (the encoder, its losses, its batches, its run)."""
+    return field(default=default, metadata={READS: "shared"})
 
 
 @dataclass
 class TrainConfig:
     """Every hyper-parameter of a training run; mirrors the ``train`` section of the config."""
 
-    epochs: int = 5
-    batch_size: int = 64
-    lr_encoder: float = 2e-5
-    lr_indexer: float = 1e-3
-    weight_decay: float = 0.01
-    warmup_ratio: float = 0.1
-    grad_clip: float = 1.0
-    height: int = 2
-    branching: int = 8
-    indexer_hidden: int | None = None  # width of U_h x; None = encoder dim
+    epochs: int = shared(5)
+    batch_size: int = shared(64)
+    lr_encoder: float = shared(2e-5)
+    lr_indexer: float = tree(1e-3)
+    weight_decay: float = shared(0.01)
+    warmup_ratio: float = shared(0.1)
+    grad_clip: float = shared(1.0)
+    height: int = tree(2)
+    branching: int = tree(8)
+    indexer_hidden: int | None = tree(None)  # width of U_h x; None = encoder dim
     # "data": TreeIndexer.standardize_ on the first corpus embedding (random directions, the paper's
     # recipe); "kmeans": a stabiliser beyond the paper, spherical (hierarchical) k-means folded into
     # the tree (ehi.model.tree_init), so the tree starts as an IVF partition; "ivf": the partition
     # FAISS-IVF itself trains (its centroids and seed; the floor's tree at epoch 0); "random": PyTorch's init
-    indexer_init: str = "data"
-    path_layout: str = "node"
+    indexer_init: str = tree("data")
+    path_layout: str = tree("node")
     # Option beyond the paper: each tree node gets its own child classifier (TreeIndexer.per_node).
     # In the paper's form a parent only adds a bias at the next level, so all B^h parents split
     # their regions along the same B directions; on the synthetic default (H=2, B=8, frozen MiniLM)
     # that caps dev routing well below k-means/IVF. False = the paper's indexer.
-    indexer_per_node: bool = False
+    indexer_per_node: bool = tree(False)
     # Option beyond the paper: L_neighbour (ehi.train.losses.objective.neighbour_loss), a label-free term asking
     # each document to share its path with its embedding-space nearest neighbours. L_indexing alone
     # shapes only the training pairs' routing and the tree memorises them (train queries reach
@@ -43,47 +60,47 @@ class TrainConfig:
     # InfoNCE (at ``neighbour_temperature``) over their path cosines. It runs the indexer on the
     # cached, detached embeddings, so it trains the indexer only (no extra encoder passes).
     # 0 = off (the paper's objective).
-    lambda_neighbour: float = 0.0
-    neighbour_k: int = 10
-    neighbour_anchors: int = 256
-    neighbour_temperature: float = 0.3
-    lambda_siamese: float = 1.0
-    lambda_indexing: float = 1.0
-    lambda_intra_leaf: float = 0.5
-    margin: float = 0.1  # L_siamese (triplet) and L_intra-leaf, on cosine
-    margin_indexing: float = 0.1  # L_indexing, on path-embedding cosine
-    temperature: float = 0.05  # InfoNCE
-    siamese_loss: str = "triplet"
-    n_hard_negatives: int = 2
-    hard_negatives: bool = True  # False: in-batch negatives only
-    hard_negative_pool: int = 20  # DE: sample hard negatives from this exact top-k
-    in_batch_negatives: bool = True
-    reindex_every: int = 1
+    lambda_neighbour: float = tree(0.0)
+    neighbour_k: int = tree(10)
+    neighbour_anchors: int = tree(256)
+    neighbour_temperature: float = tree(0.3)
+    lambda_siamese: float = shared(1.0)
+    lambda_indexing: float = tree(1.0)
+    lambda_intra_leaf: float = tree(0.5)
+    margin: float = shared(0.1)  # L_siamese (triplet) and L_intra-leaf, on cosine
+    margin_indexing: float = tree(0.1)  # L_indexing, on path-embedding cosine
+    temperature: float = shared(0.05)  # InfoNCE
+    siamese_loss: str = shared("triplet")
+    n_hard_negatives: int = shared(2)
+    hard_negatives: bool = shared(True)  # False: in-batch negatives only
+    hard_negative_pool: int = shared(20)  # DE: sample hard negatives from this exact top-k
+    in_batch_negatives: bool = shared(True)
+    reindex_every: int = shared(1)
     # Pairs per epoch: 0 = every (query, positive) pair; N = the first N of the epoch's seeded
     # permutation, a different subset every epoch (the warm-up and decay count these steps).
-    pairs_per_epoch: int = 0
-    max_length: int = 128
-    seed: int = 0
-    use_tree: bool = True  # False = DE baseline (lambda_indexing = lambda_intra_leaf = 0)
-    diagnostics: bool = True
-    diagnostic_beam: int | None = None  # None: the beam visiting ~10% of leaves
-    encode_batch_size: int = 64
-    device: str = "auto"
+    pairs_per_epoch: int = shared(0)
+    max_length: int = shared(128)
+    seed: int = shared(0)
+    use_tree: bool = shared(True)  # False = DE baseline (lambda_indexing = lambda_intra_leaf = 0)
+    diagnostics: bool = tree(True)
+    diagnostic_beam: int | None = tree(None)  # None: the beam visiting ~10% of leaves
+    encode_batch_size: int = shared(64)
+    device: str = shared("auto")
     # Tree-only updates (ehi.train.tree_updates): after each encoder step, ``indexer_steps`` AdamW
     # steps of the tree alone on the cached, detached embeddings of the split's (query, positive)
     # pairs, at their own learning rate and schedule. The joint step is unchanged (L_indexing still
     # reaches the encoder); these decouple the tree's optimisation from the encoder's step count.
     # 0 = off (the paper's recipe, and today's weights bit for bit).
-    indexer_steps: int = 0
-    indexer_steps_lr: float = 1e-3
-    indexer_steps_batch: int = 64
-    indexer_steps_schedule: str = "constant"  # or "linear" (to zero at the last encoder step)
+    indexer_steps: int = tree(0)
+    indexer_steps_lr: float = tree(1e-3)
+    indexer_steps_batch: int = tree(64)
+    indexer_steps_schedule: str = tree("constant")  # or "linear" (to zero at the last encoder step)
     # Corpus-wide negatives for L_indexing: this many unjudged documents drawn from the whole corpus
     # per pair (their cached embeddings, through the tree), in the joint step and the tree updates.
-    indexing_negatives: int = 0
+    indexing_negatives: int = tree(0)
     # Load balance in the tree updates (ehi.train.tree_fit.balance_loss): this weight times how
     # unevenly 512 random corpus documents per update spread over the leaves. 0 = off.
-    lambda_balance: float = 0.0
+    lambda_balance: float = tree(0.0)
     # Dev evaluation at every epoch end (ehi.train.dev_eval): exact search and, with a tree, the tree
     # at the largest beam scoring at most ``dev_budget``; ``select: dev`` keeps the best dev epoch's
     # weights (``select_metric``; "auto" = the tree's nDCG@10 for EHI, exact nDCG@10 for DE;
@@ -91,29 +108,31 @@ class TrainConfig:
     # exact nDCG@10 for DE) and stops after ``patience`` epochs without gain (0 = never stop early).
     # ``floor: kmeans`` (needs kmr_auc) makes the k-means tree of the current encoder a candidate
     # every epoch beside the trained tree; the better on dev is kept (ehi.train.dev_curve).
-    dev_eval: bool = False
-    dev_split: str = "dev"
-    dev_budget: float = 0.1
-    select: str = "last"
-    select_metric: str = "auto"
-    floor: str = "none"
-    patience: int = 0
+    dev_eval: bool = shared(False)
+    dev_split: str = shared("dev")
+    dev_budget: float = tree(0.1)
+    select: str = shared("last")
+    select_metric: str = shared("auto")
+    floor: str = tree("none")
+    patience: int = shared(0)
     # Freeze the bottom ``freeze_layers`` transformer layers (and the embeddings) and cache their
     # outputs for every text once per run (ehi.model.layer_cache), so steps and re-embeddings run the
     # top layers only. 0 = full fine-tuning.
-    freeze_layers: int = 0
-    layer_cache_dtype: str = "float16"
+    freeze_layers: int = shared(0)
+    layer_cache_dtype: str = shared("float16")
     # GradCache (ehi.train.grad_cache): encode a step's texts in micro-batches of this many, each
     # recomputed in the backward, so activation memory is one micro-batch's while the loss (and its
     # in-batch negatives) stays the whole batch's. 0 = off.
-    grad_cache_chunk: int = 0
+    grad_cache_chunk: int = shared(0)
 
     def __post_init__(self):
+        from ehi.model.tree import PATH_LAYOUTS  # here: the module imports torch
+
         checks = {
             "epochs >= 1": self.epochs >= 1, "batch_size >= 1": self.batch_size >= 1,
             "height >= 1": self.height >= 1, "branching >= 2": self.branching >= 2,
             f"path_layout in {PATH_LAYOUTS}": self.path_layout in PATH_LAYOUTS,
-            f"siamese_loss in {sorted(siamese_losses())}": self.siamese_loss in siamese_losses(),
+            f"siamese_loss in {sorted(siamese_loss_names())}": self.siamese_loss in siamese_loss_names(),
             "reindex_every >= 1": self.reindex_every >= 1, "pairs_per_epoch >= 0": self.pairs_per_epoch >= 0, "n_hard_negatives >= 0": self.n_hard_negatives >= 0,
             "0 <= warmup_ratio < 1": 0 <= self.warmup_ratio < 1,
             "indexer_init in ('data', 'kmeans', 'ivf', 'random')": self.indexer_init in ("data", "kmeans", "ivf", "random"),
@@ -166,8 +185,8 @@ class TrainConfig:
         return self.use_tree and self.select_metric == "kmr_auc"
 
     def loss_kwargs(self) -> dict:
-        tree = self.use_tree
-        return dict(lambda_siamese=self.lambda_siamese, lambda_indexing=self.lambda_indexing if tree else 0.0,
-                    lambda_intra_leaf=self.lambda_intra_leaf if tree else 0.0, siamese_loss=self.siamese_loss,
+        with_tree = self.use_tree
+        return dict(lambda_siamese=self.lambda_siamese, lambda_indexing=self.lambda_indexing if with_tree else 0.0,
+                    lambda_intra_leaf=self.lambda_intra_leaf if with_tree else 0.0, siamese_loss=self.siamese_loss,
                     margin=self.margin, margin_indexing=self.margin_indexing, temperature=self.temperature,
                     path_layout=self.path_layout)

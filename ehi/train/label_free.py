@@ -6,7 +6,7 @@ L_neighbour (:func:`ehi.train.losses.objective.neighbour_loss`): every document 
 embedding-space nearest neighbours, an InfoNCE over path-embedding cosines against the other
 anchors' neighbours. Steps: ``TreeIndexer.standardize_`` on a sample (the data-dependent init the
 pipeline uses), exact k nearest neighbours within a sample of ``sample`` documents
-(:func:`ehi.train.loop.nearest_documents`), then ``steps`` AdamW steps on ``anchors`` random
+(:func:`ehi.train.neighbours.nearest_documents`), then ``steps`` AdamW steps on ``anchors`` random
 anchors each, on one torch thread. Documents are then assigned to leaves by one forward pass (not timed here).
 """
 
@@ -21,7 +21,7 @@ import torch
 from ehi.model.tree import TreeIndexer, TreeOutput
 from ehi.train.losses.objective import neighbour_loss
 from ehi.train.neighbours import nearest_documents
-from ehi.train.tree_fit import fit_tree
+from ehi.train.tree_fit import run_tree_steps
 
 
 @contextlib.contextmanager
@@ -70,7 +70,7 @@ def _train(docs, height, branching, steps, sample, anchors, k, lr, temperature, 
         second = TreeOutput(tree.probs[m:], tree.frontier[m:], tree.path[m:], tree.leaf[m:])
         return neighbour_loss(first, second, temperature=temperature)
 
-    indexer, loss = fit_tree(indexer, batch_loss, steps, lr, rng)
+    indexer, loss = run_tree_steps(indexer, batch_loss, steps, lr, rng)
     facts = {"train_seconds": time.perf_counter() - start, "train_steps": steps, "train_sample": len(rows),
              "final_loss": loss, "height": height, "branching": branching, "per_node": per_node}
     return indexer, facts

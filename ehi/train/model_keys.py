@@ -2,20 +2,19 @@
 not its settings. The training rules' params carry only these (``workflow/rules/common.smk``), so
 changing ``branching`` or a tree loss retrains EHI and leaves DE and its searches alone.
 
-Kept free of heavy imports: the Snakefile imports it while it parses.
+The tree's keys are the :class:`~ehi.train.config.TrainConfig` fields marked ``tree(...)`` (their
+``reads`` metadata), so a new tree setting is classified where it is declared. Light to import: the
+Snakefile imports it while it parses.
 """
 
 from __future__ import annotations
 
-# TrainConfig fields only the tree reads (ehi.train.loop builds no tree for DE, the tree losses are
-# zero without one, the dev tree figures and the k-means floor need a tree); DE trains with their
-# defaults, which it never reads.
-TREE_ONLY = (
-    "height", "branching", "indexer_hidden", "indexer_init", "path_layout", "indexer_per_node", "lr_indexer",
-    "lambda_indexing", "lambda_intra_leaf", "margin_indexing", "lambda_neighbour", "neighbour_k",
-    "neighbour_anchors", "neighbour_temperature", "indexer_steps", "indexer_steps_lr", "indexer_steps_batch",
-    "indexer_steps_schedule", "indexing_negatives", "diagnostics", "diagnostic_beam", "dev_budget", "floor",
-)
+from dataclasses import fields
+
+from ehi.train.config import READS, TrainConfig
+
+# DE trains with these keys' defaults, which it never reads
+TREE_ONLY = tuple(f.name for f in fields(TrainConfig) if f.metadata.get(READS) == "tree")
 
 
 def model_settings(train: dict, model: str) -> dict:

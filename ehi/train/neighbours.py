@@ -52,6 +52,6 @@ def neighbour_pairs(cache: EmbeddingCache, rng, cfg, device) -> torch.Tensor:
 def neighbour_pair_loss(tree: TreeOutput, cfg) -> torch.Tensor:
     """L_neighbour on the tree of :func:`neighbour_pairs`' (2m, d) rows."""
     m = len(tree.leaf) // 2
-    half = lambda t: TreeOutput(t.probs[:m], t.frontier[:m], t.path[:m], t.leaf[:m])
-    rest = lambda t: TreeOutput(t.probs[m:], t.frontier[m:], t.path[m:], t.leaf[m:])
-    return neighbour_loss(half(tree), rest(tree), temperature=cfg.neighbour_temperature, layout=cfg.path_layout)
+    anchors = TreeOutput(tree.probs[:m], tree.frontier[:m], tree.path[:m], tree.leaf[:m])
+    partners = TreeOutput(tree.probs[m:], tree.frontier[m:], tree.path[m:], tree.leaf[m:])
+    return neighbour_loss(anchors, partners, temperature=cfg.neighbour_temperature, layout=cfg.path_layout)

@@ -59,8 +59,8 @@ class TreeFitter:
         return total / steps if steps else math.nan
 
 
-def fit_tree(tree: TreeIndexer, batch_loss: BatchLoss, steps: int, lr: float, rng: np.random.Generator,
-             weight_decay: float = 0.0) -> tuple[TreeIndexer, float]:
+def run_tree_steps(tree: TreeIndexer, batch_loss: BatchLoss, steps: int, lr: float, rng: np.random.Generator,
+                   weight_decay: float = 0.0) -> tuple[TreeIndexer, float]:
     """Train ``tree`` for ``steps`` updates at a constant ``lr``; returns it in eval mode and the
     last step's loss (nan for 0 steps)."""
     fitter, last = TreeFitter(tree, lr, weight_decay), math.nan

@@ -40,16 +40,16 @@ def pairs_of(queries: pd.DataFrame, qrels: pd.DataFrame, corpus_ids, split: str)
     return q_row.loc[rel.query_id.astype(str)].to_numpy(), d_row.loc[rel.doc_id.astype(str)].to_numpy()
 
 
-def fit_tree(doc_emb: np.ndarray, q_emb: np.ndarray, pairs: tuple[np.ndarray, np.ndarray], height: int,
-             branching: int, steps: int = 300, batch_size: int = 64, lr: float = 1e-2, margin: float = 0.1,
-             seed: int = 0) -> TreeIndexer:
+def fit_shape_tree(doc_emb: np.ndarray, q_emb: np.ndarray, pairs: tuple[np.ndarray, np.ndarray], height: int,
+                   branching: int, steps: int = 300, batch_size: int = 64, lr: float = 1e-2, margin: float = 0.1,
+                   seed: int = 0) -> TreeIndexer:
     """A fresh tree trained with L_indexing alone on frozen embeddings (in-batch negatives)."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     docs, queries = torch.from_numpy(doc_emb).float(), torch.from_numpy(q_emb).float()
     tree = TreeIndexer(doc_emb.shape[1], height, branching).standardize_(docs)
     batch_loss = partial(pair_indexing_loss, tree, queries, docs, pairs[0], pairs[1], batch_size, margin)
-    return tree_fit.fit_tree(tree, batch_loss, steps, lr, rng)[0]
+    return tree_fit.run_tree_steps(tree, batch_loss, steps, lr, rng)[0]
 
 
 @torch.no_grad()
@@ -77,7 +77,7 @@ def compare_shapes(doc_emb, q_emb, train_pairs, dev_pairs, shapes, fraction: flo
     rows = []
     for height, branching in shapes:
         for seed in seeds:
-            tree = fit_tree(doc_emb, q_emb, train_pairs, height, branching, steps=steps, seed=seed)
+            tree = fit_shape_tree(doc_emb, q_emb, train_pairs, height, branching, steps=steps, seed=seed)
             rows.append({"height": height, "branching": branching, "leaves": branching ** height, "seed": seed,
                          **dev_routing(tree, doc_emb, q_emb, dev_pairs, fraction)})
     return pd.DataFrame(rows)

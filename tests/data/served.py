@@ -38,7 +38,7 @@ def serve(files: dict[str, bytes], content_type: str = "application/octet-stream
     holder: list[Served] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 (http.server's name)
+        def do_GET(self):  # http.server's name
             path = self.path.lstrip("/").split("?")[0]
             holder[0].requests.append(path)
             body = files.get(path)

@@ -12,9 +12,9 @@ import pytest
 
 from ehi.core.errors import UserError
 from ehi.data import download as dl
-from ehi.data.beir import load_beir
 from ehi.data.prepare import prepare_dataset
-from ehi.data.sources import SOURCES, DownloadError, Remote, Source
+from ehi.data.download import DownloadError
+from ehi.data.sources import BEIR_PARSER, SOURCES, Remote, Source
 from tests.data import source_fixtures as fx
 from tests.data.served import serve, write_overrides
 
@@ -28,7 +28,7 @@ SERVED = {
 
 
 def toy_source(url: str, **remote) -> Source:
-    return Source("toy", load_beir, "a BEIR directory", "corpus.jsonl", (Remote(url, "toy.zip", extract=True, **remote),))
+    return Source("toy", BEIR_PARSER, "a BEIR directory", "corpus.jsonl", (Remote(url, "toy.zip", extract=True, **remote),))
 
 
 @pytest.mark.parametrize("name", SERVED)
@@ -64,7 +64,7 @@ def test_a_wrong_md5_is_refused_and_nothing_is_kept(tmp_path):
 def test_first_download_records_sha256_and_later_ones_check_it(tmp_path):
     with serve(fx.beir_zip("toy")) as served:
         toy = toy_source(served.url + "toy.zip")
-        assert len(toy.load(tmp_path / "cache").corpus) == 40
+        assert len(toy.load_local(toy.fetch(tmp_path / "cache")).corpus) == 40
         record = tmp_path / "cache" / "toy" / "checksums.json"
         assert json.loads(record.read_text()) == {"toy.zip": hashlib.sha256(served.files["toy.zip"]).hexdigest()}
         (tmp_path / "cache" / "toy" / "downloads" / "toy.zip").unlink()
@@ -75,7 +75,7 @@ def test_first_download_records_sha256_and_later_ones_check_it(tmp_path):
 
 def test_an_html_page_instead_of_the_archive_is_refused(tmp_path):
     with serve({"t.zip": b"<!DOCTYPE html><html>quota exceeded</html>"}, content_type="text/html") as served:
-        toy = Source("toy", load_beir, "", "corpus.jsonl", (Remote(served.url + "t.zip", "t.zip", extract=True),))
+        toy = Source("toy", BEIR_PARSER, "", "corpus.jsonl", (Remote(served.url + "t.zip", "t.zip", extract=True),))
         with pytest.raises(DownloadError, match=r"^toy: http://.*/t\.zip served an HTML page instead of t\.zip"):
             toy.fetch(tmp_path / "cache")
     assert not (tmp_path / "cache" / "toy" / "checksums.json").exists()  # nothing recorded as trusted

@@ -10,14 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ehi.data.sources import (
-    load_dataset,
-    load_msmarco,
-    load_nq320k,
-    load_xmc,
-    read_msmarco_triples,
-    safe_extract,
-)
+from ehi.data.download import safe_extract
+from ehi.data.formats import load_msmarco, load_nq320k, load_xmc
+from ehi.data.sources import load_dataset
 from ehi.data.validate import DataError
 
 
@@ -31,8 +26,6 @@ def write_msmarco(root: Path) -> Path:
     with gzip.open(root / "msmarco-test2019-queries.tsv.gz", "wt") as fh:
         fh.write("300\tdl question\n301\tunjudged dl question\n")
     (root / "2019qrels-pass.txt").write_text("300 Q0 4 3\n300 Q0 5 0\n")  # TREC, space-separated, graded
-    with gzip.open(root / "qidpidtriples.train.full.2.tsv.gz", "wt") as fh:
-        fh.write("100\t0\t5\n101\t1\t4\n101\t2\t3\n")
     return root
 
 
@@ -43,8 +36,6 @@ def test_msmarco_parser(tmp_path, caplog):
     test = ds.qrels[ds.qrels.split == "test"]
     assert test[["doc_id", "relevance"]].values.tolist() == [["4", 3], ["5", 0]]
     assert "2 query(ies) without judgements" in caplog.text  # 102 and 301
-    triples = read_msmarco_triples(tmp_path / "msmarco" / "qidpidtriples.train.full.2.tsv.gz", limit=2)
-    assert triples.values.tolist() == [["100", "0", "5"], ["101", "1", "4"]]
 
 
 def test_msmarco_split_needs_both_files(tmp_path):

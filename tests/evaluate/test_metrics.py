@@ -128,7 +128,7 @@ def test_time_searcher_records_throughput_batch_and_threads():
 
 
 def test_psp_metrics_in_per_query_evaluation_match_ehi_xmc():
-    from ehi.evaluate.xmc import label_matrix, xmc_metrics
+    from ehi.evaluate.xmc import label_matrix, psp_at_k
 
     docs = np.array(["l0", "l1", "l2", "l3"])
     qrels = pd.DataFrame({"query_id": ["a", "a", "b"], "doc_id": ["l0", "l3", "l2"], "relevance": [1, 1, 1],
@@ -137,7 +137,7 @@ def test_psp_metrics_in_per_query_evaluation_match_ehi_xmc():
     run = run_frame(["a", "b"], docs, rows, np.ones((2, 3)), "ehi+exact", "main", "exact", 0, [4, 4])
     inv_prop = np.array([1.5, 2.0, 3.0, 4.0])
     got = per_query_metrics(run, qrels, "d", 4, ["psp@1", "psp@3", "ndcg@3"], inv_prop=inv_prop, doc_ids=docs)
-    want = xmc_metrics(rows, label_matrix(qrels, ["a", "b"], docs), inv_prop, ks=(1, 3))
+    want = psp_at_k(rows, label_matrix(qrels, ["a", "b"], docs), inv_prop, ks=(1, 3))
     for k in (1, 3):
         values = got[got.metric == f"psp@{k}"].set_index("query_id").value.loc[["a", "b"]].to_numpy()
         np.testing.assert_allclose(values, want[f"psp@{k}"])

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from ehi.data.beir import load_beir
-from ehi.data.sources import BEIR_LAYOUT, Source, register_source
+from ehi.data.sources import BEIR_LAYOUT, BEIR_PARSER, Source, register_source
 from ehi.train.losses.registry import register_siamese_loss
 
 
@@ -23,4 +22,4 @@ def squared_hinge_loss(pos, neg, mask, *, margin: float = 0.1, temperature: floa
 
 
 register_siamese_loss("toy-hinge", squared_hinge_loss)
-register_source(Source("toy-beir", load_beir, BEIR_LAYOUT, "corpus.jsonl", note="the toy source downloads nothing;"))
+register_source(Source("toy-beir", BEIR_PARSER, BEIR_LAYOUT, "corpus.jsonl", note="the toy source downloads nothing;"))

@@ -63,12 +63,12 @@ def test_budget_rises_along_the_sweep_and_reaches_low_fractions(kind, searchers,
 def test_ivf_counts_exactly_the_probed_lists(searchers, toy):
     ivf = searchers["faiss-ivf"]
     invlists = ivf.index.invlists
-    members = {l: set(faiss.rev_swig_ptr(invlists.get_ids(l), invlists.list_size(l)).tolist())
-               for l in range(ivf.index.nlist)}
+    members = {lst: set(faiss.rev_swig_ptr(invlists.get_ids(lst), invlists.list_size(lst)).tolist())
+               for lst in range(ivf.index.nlist)}
     _, lists = ivf.quantizer.search(toy[1], 3)
     rows, _, n_scored = ivf.search(toy[1], K, 3)
     for q in range(len(rows)):
-        probed = set().union(*(members[l] for l in lists[q]))
+        probed = set().union(*(members[lst] for lst in lists[q]))
         assert n_scored[q] == len(probed)
         assert set(rows[q][rows[q] >= 0].tolist()) <= probed
 

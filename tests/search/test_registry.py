@@ -8,7 +8,7 @@ import pytest
 
 from ehi.search import registry
 from ehi.search.config import SearchConfig
-from ehi.search.registry import (KINDS, AnnKind, ann_kind, build_searcher, check_systems, line_style,
+from ehi.search.registry import (KINDS, AnnKind, ann_kind, build_searcher, check_systems,
                                  register_kind, rule_settings)
 from ehi.search.tune import default_grid, neighbor_recall
 
@@ -49,12 +49,9 @@ def test_grids_come_from_the_entries_and_the_config_narrows_them():
     assert default_grid("scann-ah", 100, s) == [{"num_leaves": 3, "reorder_k": 0}, {"num_leaves": 3, "reorder_k": 1000}]
 
 
-def test_entries_name_their_searcher_style_and_shard_builder():
+def test_entries_name_their_searcher_and_shard_builder():
     for kind in KINDS:
-        entry = ann_kind(kind)
-        assert entry.searcher_class().__name__.endswith("Searcher")
-        assert line_style(kind) == entry.line_style
-    assert len({str(ann_kind(k).line_style) for k in KINDS} | {str(line_style("tree"))}) == len(KINDS) + 1
+        assert ann_kind(kind).searcher_class().__name__.endswith("Searcher")
     assert ann_kind("scann").shard_builder() is None and callable(ann_kind("faiss-ivf").shard_builder())
     emb = np.random.default_rng(0).standard_normal((64, 8)).astype(np.float32)
     assert build_searcher("scann-ah", emb, num_leaves=2).params["scoring"] == "ah"  # the entry's fixed keyword

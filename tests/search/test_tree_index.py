@@ -55,7 +55,7 @@ def test_documents_scored_grow_with_beam_and_equal_visited_leaf_sizes(setup):
         # every hit lies in a visited leaf and carries its exact inner product, best first
         hit = rows >= 0
         assert np.all(np.isin(index.doc_leaf[rows[hit]], leaves.ravel()))
-        in_beam = np.array([np.isin(index.doc_leaf[r[r >= 0]], l).all() for r, l in zip(rows, leaves)])
+        in_beam = np.array([np.isin(index.doc_leaf[r[r >= 0]], beam).all() for r, beam in zip(rows, leaves)])
         assert in_beam.all()
         exact = np.einsum("qd,qkd->qk", queries, docs[np.maximum(rows, 0)])
         np.testing.assert_allclose(scores[hit], exact[hit], rtol=1e-5, atol=1e-6)

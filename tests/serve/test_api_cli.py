@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 import torch
 
-from ehi.serve.api import SearchIndexError, gini, load_index, save_search_index
+from ehi.model.tree_stats import gini
+from ehi.serve.api import SearchIndexError, load_index, save_search_index
 from ehi.serve.cli import main
 from ehi.model.encoder import Encoder, load_encoder
 from ehi.search.tree_index import EHIIndex

@@ -21,10 +21,10 @@ import pytest
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_loop import config, encoder, tiny_dataset  # noqa: E402
+from test_loop import config, encoder, tiny_dataset
 
-from ehi.train.distributed import Context, shard_bounds, shard_sizes  # noqa: E402
-from ehi.train.loop import train  # noqa: E402
+from ehi.train.distributed import Context, shard_bounds, shard_sizes
+from ehi.train.loop import train
 
 CONFIGS = {
     # EHI with every term on, L_neighbour included (a term each rank computes in full) and a

@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from ehi.train.tree_shape import choose, compare_shapes, dev_routing, fit_tree, pairs_of, summary_markdown
+from ehi.train.tree_shape import choose, compare_shapes, dev_routing, fit_shape_tree, pairs_of, summary_markdown
 
 
 def clustered(n_docs=400, n_queries=120, dim=16, clusters=16, seed=0):
@@ -13,8 +13,8 @@ def clustered(n_docs=400, n_queries=120, dim=16, clusters=16, seed=0):
     docs = centres[rng.integers(0, clusters, n_docs)] + 0.3 * rng.standard_normal((n_docs, dim))
     positives = rng.choice(n_docs, n_queries, replace=False)
     queries = docs[positives] + 0.1 * rng.standard_normal((n_queries, dim))
-    norm = lambda x: (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
-    return norm(docs), norm(queries), positives
+    docs, queries = (x / np.linalg.norm(x, axis=1, keepdims=True) for x in (docs, queries))
+    return docs.astype(np.float32), queries.astype(np.float32), positives
 
 
 def test_pairs_of_reads_only_the_named_split():
@@ -28,7 +28,7 @@ def test_dev_routing_respects_the_budget_and_a_trained_tree_routes_better_than_c
     docs, queries, positives = clustered()
     train = (np.arange(80), positives[:80])
     dev = (np.arange(80, 120), positives[80:])
-    tree = fit_tree(docs, queries, train, height=1, branching=16, steps=60)
+    tree = fit_shape_tree(docs, queries, train, height=1, branching=16, steps=60)
     row = dev_routing(tree, docs, queries, dev, fraction=0.2)
     assert row["dev_frac_scored"] <= 0.2 + 1e-9 and row["beam"] >= 1
     assert row["dev_pos_in_beam"] > 0.5  # chance at ~20% of the corpus is about 0.2

@@ -34,7 +34,7 @@ from ehi.core.io import read_provenance, write_json
 from ehi.core.kernels import kernel_environment, pin_kernels
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from golden_compare import compare_table, compare_weights, tensor_fingerprint  # noqa: E402
+from golden_compare import compare_table, compare_weights, tensor_fingerprint
 from ehi.core.versions import KIND_STAGE, VERSIONS, upstream_versions
 
 pin_kernels()  # the golden records the kernels the pipeline's jobs run on
@@ -124,8 +124,6 @@ def golden_table_path(name: str) -> Path:
 
 
 def environment() -> dict:
-    import torch
-
     versions = {}
     for lib in LIBRARIES:
         try:

@@ -288,7 +288,7 @@ def test_a_change_to_hnsw_m_reruns_the_hnsw_searches_only(test_run, tmp_path):
 def test_a_change_to_the_tree_retrains_ehi_and_leaves_de_alone(test_run, tmp_path):
     """DE's training params carry only the keys DE reads (ehi.train.model_keys)."""
     change = tmp_path / "tree.yaml"
-    change.write_text("train:\n  branching: 2\n  lambda_intra_leaf: 0.25\n")
+    change.write_text("train:\n  branching: 2\n  lambda_intra_leaf: 0.25\n  lambda_balance: 0.5\n")
     proc = snakemake("-n", "main", "--configfile", TEST_CONFIG, str(change), workdir=test_run)
     out = proc.stdout + proc.stderr
     assert "train_ehi" in jobs_of(out) and "train_de" not in jobs_of(out), jobs_of(out)

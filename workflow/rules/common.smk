@@ -159,8 +159,7 @@ REPLICAS = [r for rs in SEED_REPLICAS.values() for r in rs[1:]]
 # (whose heavy inputs a fresh clone lacks) is scheduled. Otherwise the report waits for the pipeline
 # and is rendered again whenever a result it reads was (an `ancient()` input here once left the
 # committed tables stale after `snakemake all` had regenerated every result under them).
-_TARGETS = set(requested_targets())
-REPORT_ONLY = bool(_TARGETS) and _TARGETS <= {"tables", "claims"} and os.path.exists(f"{RES}/significance.parquet")
+REPORT_ONLY = report_only(os.path.exists(f"{RES}/significance.parquet"))
 
 
 MISSING_CACHED = []  # what a report-only run goes without (named by report.smk, not a MissingInputException)

@@ -14,3 +14,10 @@ def requested_targets():
         return list(args.targets or [])
     except (SystemExit, Exception):  # not the CLI (API use, a spawned job): the full DAG
         return []
+
+
+def report_only(cached_results: bool) -> bool:
+    """Whether this run only re-renders the report (targets ``tables`` and/or ``claims`` alone) from
+    cached results as they are; ``cached_results``: whether such results exist."""
+    targets = set(requested_targets())
+    return bool(targets) and targets <= {"tables", "claims"} and cached_results

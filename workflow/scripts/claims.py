@@ -1,15 +1,13 @@
 """Rule claims: the paper's claims against the cached significance table -> Markdown + CSV."""
 
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir)))  # noqa: F821 (snakemake is injected)
-from _common import setup  # noqa: E402
+from ehi.core.rule_script import setup  # first: it pins the CPU kernels before torch loads
 
-from ehi.report.claims import main  # noqa: E402
+from ehi.report.claims import main
 
-log = setup(snakemake)  # noqa: F821
-out = Path(snakemake.output.md).with_suffix("")  # noqa: F821
-code = main([str(Path(snakemake.input.significance).parent), "--claims", snakemake.input.claims, "--out", str(out)])  # noqa: F821
+log = setup(snakemake)
+out = Path(snakemake.output.md).with_suffix("")
+code = main([str(Path(snakemake.input.significance).parent), "--claims", snakemake.input.claims, "--out", str(out)])
 if code:
     raise SystemExit(code)

@@ -1,22 +1,18 @@
 """Rule dev_leaf_count: the tree's leaf count chosen on the dev split (ehi.train.leaf_count) -> JSON, Parquet, Markdown."""
 
-import sys
-from pathlib import Path
+from ehi.core.rule_script import setup  # first: it pins the CPU kernels before torch loads
 
-sys.path.insert(0, str(Path(snakemake.scriptdir)))  # noqa: F821 (snakemake is injected)
-from _common import setup  # noqa: E402
+import pyarrow as pa
 
-import pyarrow as pa  # noqa: E402
+from ehi.core.io import atomic_path, write_json, write_parquet
+from ehi.data.dataset import Dataset
+from ehi.evaluate.tree_recipe import split_arrays
+from ehi.model.embed import load_array
+from ehi.search.tune import default_grid
+from ehi.train.leaf_count import choose_leaf_count, summary_markdown
 
-from ehi.core.io import atomic_path, write_json, write_parquet  # noqa: E402
-from ehi.data.dataset import Dataset  # noqa: E402
-from ehi.evaluate.tree_recipe import split_arrays  # noqa: E402
-from ehi.model.embed import load_array  # noqa: E402
-from ehi.search.tune import default_grid  # noqa: E402
-from ehi.train.leaf_count import choose_leaf_count, summary_markdown  # noqa: E402
-
-log = setup(snakemake)  # noqa: F821
-inp, out, params = snakemake.input, snakemake.output, snakemake.params  # noqa: F821
+log = setup(snakemake)
+inp, out, params = snakemake.input, snakemake.output, snakemake.params
 dataset = Dataset.read(params.data_dir)
 doc_emb = load_array(inp.corpus)
 dev_q, dev_rel, _, _ = split_arrays(dataset, load_array(inp.queries), "dev")

@@ -1,21 +1,17 @@
 """Rule dev_tree_shape: compare tree shapes on the dev split (ehi.train.tree_shape) -> Parquet + Markdown."""
 
-import sys
-from pathlib import Path
+from ehi.core.rule_script import setup  # first: it pins the CPU kernels before torch loads
 
-sys.path.insert(0, str(Path(snakemake.scriptdir)))  # noqa: F821 (snakemake is injected)
-from _common import setup  # noqa: E402
+import pyarrow as pa
 
-import pyarrow as pa  # noqa: E402
+from ehi.data.dataset import Dataset
+from ehi.model.embed import load_array
+from ehi.core.io import atomic_path, write_parquet
+from ehi.train.tree_shape import choose, compare_shapes, pairs_of, summary_markdown
 
-from ehi.data.dataset import Dataset  # noqa: E402
-from ehi.model.embed import load_array  # noqa: E402
-from ehi.core.io import atomic_path, write_parquet  # noqa: E402
-from ehi.train.tree_shape import choose, compare_shapes, pairs_of, summary_markdown  # noqa: E402
-
-log = setup(snakemake)  # noqa: F821
-inp, out, t = snakemake.input, snakemake.output, snakemake.params.tuning  # noqa: F821
-dataset = Dataset.read(snakemake.params.data_dir)  # noqa: F821
+log = setup(snakemake)
+inp, out, t = snakemake.input, snakemake.output, snakemake.params.tuning
+dataset = Dataset.read(snakemake.params.data_dir)
 train = pairs_of(dataset.queries, dataset.qrels, dataset.corpus.doc_id, "train")
 dev = pairs_of(dataset.queries, dataset.qrels, dataset.corpus.doc_id, "dev")
 if len(dev[0]) == 0:

@@ -1,17 +1,15 @@
 """Rule prepare_data: dataset config -> corpus/queries/qrels Parquet."""
 
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir)))  # noqa: F821 (snakemake is injected)
-from _common import setup  # noqa: E402
+from ehi.core.rule_script import setup  # first: it pins the CPU kernels before torch loads
 
-from ehi.data.manifest import write_manifest  # noqa: E402
-from ehi.data.prepare import prepare_dataset  # noqa: E402
-from ehi.data.query_split import split_record  # noqa: E402
+from ehi.data.manifest import write_manifest
+from ehi.data.prepare import prepare_dataset
+from ehi.data.query_split import split_record
 
-log = setup(snakemake)  # noqa: F821
-cfg = dict(snakemake.params.dataset)  # noqa: F821
+log = setup(snakemake)
+cfg = dict(snakemake.params.dataset)
 dataset = prepare_dataset(
     name=cfg["name"],
     source=cfg["source"],
@@ -22,7 +20,7 @@ dataset = prepare_dataset(
     synthetic=cfg.get("synthetic"),
     query_split=cfg.get("query_split"),
 )
-data_dir = Path(snakemake.output.corpus).parent  # noqa: F821
+data_dir = Path(snakemake.output.corpus).parent
 dataset.write(data_dir, meta={"dataset_config": cfg})
 # sha256 of the source files and of the tables just written: checked before every later run
 split = cfg.get("query_split")

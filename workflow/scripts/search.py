@@ -1,21 +1,19 @@
 """Rule search: one system searched at every budget of its sweep; writes the run and the QPS."""
 
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir)))  # noqa: F821 (snakemake is injected)
-from _common import setup  # noqa: E402
+from ehi.core.rule_script import setup  # first: it pins the CPU kernels before torch loads
 
-from ehi.data.dataset import Dataset  # noqa: E402
-from ehi.model.embed import load_array  # noqa: E402
-from ehi.evaluate.sweep import search_system  # noqa: E402
-from ehi.search.config import SearchConfig  # noqa: E402
-from ehi.search.registry import with_leaf_count_grid  # noqa: E402
-from ehi.core.io import write_table  # noqa: E402
+from ehi.data.dataset import Dataset
+from ehi.model.embed import load_array
+from ehi.evaluate.sweep import search_system
+from ehi.search.config import SearchConfig
+from ehi.search.registry import with_leaf_count_grid
+from ehi.core.io import write_table
 
-log = setup(snakemake)  # noqa: F821
-inp, p, w = snakemake.input, snakemake.params, snakemake.wildcards  # noqa: F821
+log = setup(snakemake)
+inp, p, w = snakemake.input, snakemake.params, snakemake.wildcards
 run, qps = search_system(
     system=w.system,
     variant=w.variant,
@@ -27,5 +25,5 @@ run, qps = search_system(
                                                          if "leaf_count" in inp.keys() else {})),
     index_dir=inp.get("index"),
 )
-write_table(run, "run", snakemake.output.run)  # noqa: F821
-write_table(qps, "qps", snakemake.output.qps)  # noqa: F821
+write_table(run, "run", snakemake.output.run)
+write_table(qps, "qps", snakemake.output.qps)

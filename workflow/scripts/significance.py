@@ -1,27 +1,23 @@
 """Rule significance: EHI against every baseline at every target budget, and exact vs exact."""
 
-import sys
-from pathlib import Path
+from ehi.core.rule_script import setup  # first: it pins the CPU kernels before torch loads
 
-sys.path.insert(0, str(Path(snakemake.scriptdir)))  # noqa: F821 (snakemake is injected)
-from _common import setup  # noqa: E402
+import pandas as pd
 
-import pandas as pd  # noqa: E402
+from ehi.core.io import read_table, write_table
+from ehi.evaluate.config import EvaluationConfig
+from ehi.evaluate.stats import significance_report
+from ehi.evaluate.seeds import per_query_over_seeds, seed_column, with_seed_spread
+from ehi.evaluate.variant_systems import parse as parse_variant_systems, significance_role, with_variant_systems
 
-from ehi.core.io import read_table, write_table  # noqa: E402
-from ehi.evaluate.config import EvaluationConfig  # noqa: E402
-from ehi.evaluate.stats import significance_report  # noqa: E402
-from ehi.evaluate.seeds import per_query_over_seeds, seed_column, with_seed_spread  # noqa: E402
-from ehi.evaluate.variant_systems import parse as parse_variant_systems, significance_role, with_variant_systems  # noqa: E402
-
-log = setup(snakemake)  # noqa: F821
-cfg = EvaluationConfig.from_dict(snakemake.params.evaluation)  # noqa: F821
-per_query = pd.concat([read_table(f, "per_query") for f in snakemake.input.per_query], ignore_index=True)  # noqa: F821
+log = setup(snakemake)
+cfg = EvaluationConfig.from_dict(snakemake.params.evaluation)
+per_query = pd.concat([read_table(f, "per_query") for f in snakemake.input.per_query], ignore_index=True)
 # evaluation.variant_systems: an ablation variant's searches (e.g. the k-means-started tree), relabelled
 specs = parse_variant_systems(cfg.variant_systems)
-seeds = snakemake.params.seeds  # noqa: F821 ({} for one training seed)
+seeds = snakemake.params.seeds
 variant_rows = pd.concat([read_table(f, "per_query") for f in snakemake.input.variant_per_query], ignore_index=True) \
-    if specs else None  # noqa: F821 (every seed replica of every variant system)
+    if specs else None
 if seeds:  # relabel each seed replica to its variant, then average each query over seeds
     per_query = seed_column(per_query, seeds["main_seed"])
     variant_rows = seed_column(variant_rows, seeds["main_seed"]) if specs else None
@@ -34,4 +30,4 @@ table = significance_report(per_query, cfg.metrics, cfg.targets, cfg.n_permutati
                             more_references={s.name: significance_role(s) for s in specs})
 if seeds:
     table = with_seed_spread(table, per_seed, cfg.targets, cfg.metrics)
-write_table(table, "significance", snakemake.output[0], keep_extra=True, meta={"n_permutations": cfg.n_permutations, "seed": cfg.seed})  # noqa: F821
+write_table(table, "significance", snakemake.output[0], keep_extra=True, meta={"n_permutations": cfg.n_permutations, "seed": cfg.seed})

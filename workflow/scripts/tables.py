@@ -1,18 +1,16 @@
 """Rule tables: every table (Markdown, LaTeX, CSV) and figure (PNG) from the cached results."""
 
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir)))  # noqa: F821 (snakemake is injected)
-from _common import setup  # noqa: E402
+from ehi.core.rule_script import setup  # first: it pins the CPU kernels before torch loads
 
-from ehi.core.staleness import describe, stale_results  # noqa: E402
-from ehi.report.missing import attempt_marker  # noqa: E402
-from ehi.report.tables import build_report  # noqa: E402
+from ehi.core.staleness import describe, stale_results
+from ehi.report.missing import attempt_marker
+from ehi.report.tables import build_report
 
-log = setup(snakemake)  # noqa: F821
-p, out = snakemake.params, snakemake.output  # noqa: F821
-attempt = attempt_marker(Path(snakemake.log[0]).parent)  # noqa: F821
+log = setup(snakemake)
+p, out = snakemake.params, snakemake.output
+attempt = attempt_marker(Path(snakemake.log[0]).parent)
 attempt.parent.mkdir(parents=True, exist_ok=True)
 attempt.touch()  # removed only once every table and figure is in place
 stale = stale_results(p.results_dir)

@@ -7,7 +7,7 @@ GPUs (every rank runs this file with the same arguments; rank 0 alone writes, se
         --out-dir W --log-table T --threads N
 
 ``--train`` is the TrainConfig as a Python literal: what Snakemake prints for the rule's ``train``
-param. The file also still runs as a Snakemake ``script:`` (rule files of older checkouts).
+param.
 """
 
 import argparse
@@ -66,7 +66,7 @@ def write_results_log(run_log: Path, log_table: str) -> None:
         pq.write_table(table, tmp)
 
 
-def main(args: argparse.Namespace, configure_logging: bool = True) -> None:
+def main(args: argparse.Namespace) -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     pin_kernels()  # before torch runs a kernel (ehi/core/kernels.py)
     import torch
@@ -83,13 +83,13 @@ def main(args: argparse.Namespace, configure_logging: bool = True) -> None:
         settings["branching"] = int(json.loads(Path(settings["branching"][5:]).read_text())["branching"])
     cfg = TrainConfig.from_dict(settings)
     ctx = init_from_env(cfg.device)
-    if configure_logging:  # stderr, which the rule sends to its log file; other ranks: warnings only
-        logging.basicConfig(level=logging.INFO if ctx.is_main else logging.WARNING, force=True,
-                            format=f"%(asctime)s [rank {ctx.rank}] %(name)s %(levelname)s %(message)s")
-        if ctx.is_main:  # start, epoch and end lines on stdout too, which the rule leaves on the console
-            console = logging.StreamHandler(sys.stdout)
-            console.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
-            logging.getLogger("ehi.train.progress").addHandler(console)
+    # stderr, which the rule sends to its log file; other ranks: warnings only
+    logging.basicConfig(level=logging.INFO if ctx.is_main else logging.WARNING, force=True,
+                        format=f"%(asctime)s [rank {ctx.rank}] %(name)s %(levelname)s %(message)s")
+    if ctx.is_main:  # start, epoch and end lines on stdout too, which the rule leaves on the console
+        console = logging.StreamHandler(sys.stdout)
+        console.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+        logging.getLogger("ehi.train.progress").addHandler(console)
     torch.set_num_threads(max(1, args.threads // int(os.environ.get("LOCAL_WORLD_SIZE", 1))))
     work_dir = Path(args.out_dir)
     dataset = Dataset.read(args.data_dir)
@@ -111,17 +111,7 @@ def main(args: argparse.Namespace, configure_logging: bool = True) -> None:
         keep_previous_model(work_dir)  # what a failed retraining leaves loadable
 
 
-if "snakemake" in globals():  # run as a Snakemake script: the same values from the job
-    sm = globals()["snakemake"]
-    sys.path.insert(0, str(Path(sm.scriptdir)))
-    from _common import setup
-
-    setup(sm)
-    main(argparse.Namespace(data_dir=sm.params.data_dir, encoder=sm.params.encoder, train=dict(sm.params.train),
-                            out_dir=str(Path(sm.output.encoder).parent), log_table=sm.output.log_table,
-                            threads=sm.threads, layer_cache_dir=getattr(sm.params, "layer_cache", None)),
-         configure_logging=False)
-elif __name__ == "__main__":
+if __name__ == "__main__":
     from ehi.core.errors import report_uncaught
 
     report_uncaught(logging.getLogger("train"))  # bad input: one line in the rule's log, no traceback

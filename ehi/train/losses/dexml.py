@@ -13,8 +13,8 @@ count as negatives (default: every non-positive), so padding or unjudged columns
   t depends on every score; its gradient comes from the implicit function theorem
   (:class:`_TopkThreshold`). Treating t as a constant gives a wrong gradient (see the tests).
 
-``SIAMESE_OPTIONS`` adapts both to the pair layout of :data:`ehi.train.losses.registry.SIAMESE_LOSSES`
-(whose names are :mod:`ehi.train.losses.names`).
+:func:`pair_decoupled_softmax` and :func:`pair_soft_topk` adapt both to the pair layout of
+:data:`ehi.train.losses.registry.SIAMESE_LOSSES` (whose names are :mod:`ehi.train.losses.names`).
 """
 
 from __future__ import annotations
@@ -149,23 +149,4 @@ def pair_soft_topk(pos, neg, mask, *, margin: float | None = None, temperature: 
     return soft_topk_loss(scores, positive, k=k, alpha=alpha, valid=candidates)
 
 
-# name -> fn(pos (n,), neg (n, m), mask (n, m), *, margin, temperature) -> scalar
-SIAMESE_OPTIONS = {"decoupled_softmax": pair_decoupled_softmax, "soft_topk": pair_soft_topk}
-
-
-def embedding_loss(name: str, q_emb: torch.Tensor, d_emb: torch.Tensor, positive_mask: torch.Tensor,
-                   negative_mask: torch.Tensor | None = None, **kw) -> torch.Tensor:
-    """Multi-positive form on embeddings: q_emb (B, d), d_emb (C, d), positive_mask (B, C)."""
-    scores = q_emb @ d_emb.T  # (B, C)
-    scores = scores.to(torch.promote_types(scores.dtype, torch.float32))  # bf16 under autocast -> fp32
-    if name == "decoupled_softmax":
-        return decoupled_softmax_loss(scores, positive_mask, kw.get("temperature", 0.05), negative_mask)
-    if name == "soft_topk":
-        valid = None if negative_mask is None else negative_mask.bool() | positive_mask.bool()
-        alpha = kw.get("alpha") or 1.0 / kw.get("temperature", 0.05)
-        return soft_topk_loss(scores, positive_mask, kw.get("k", 5), alpha, valid)
-    raise ValueError(f"unknown DEXML loss {name!r}; known: {sorted(SIAMESE_OPTIONS)}")
-
-
-__all__ = ["decoupled_softmax_loss", "soft_topk", "soft_topk_loss", "SIAMESE_OPTIONS", "embedding_loss",
-           "pair_decoupled_softmax", "pair_soft_topk"]
+__all__ = ["decoupled_softmax_loss", "soft_topk", "soft_topk_loss", "pair_decoupled_softmax", "pair_soft_topk"]

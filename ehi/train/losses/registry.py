@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ehi.core.plugins import load_plugins, resolve
+from ehi.core.plugins import resolve
 from ehi.train.losses import names
 
 SIAMESE_LOSSES: dict[str, Callable] = {name: resolve(target) for name, target in names.loss_targets().items()}
@@ -29,9 +29,3 @@ def register_siamese_loss(name: str, fn: Callable, shared_denominator: bool = Fa
     SIAMESE_LOSSES[name] = fn
     if shared_denominator:
         SHARED_DENOMINATOR.add(name)
-
-
-def siamese_losses() -> tuple[str, ...]:
-    """Every L_siamese name, plugins' included."""
-    load_plugins()
-    return tuple(SIAMESE_LOSSES)

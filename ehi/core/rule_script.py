@@ -1,6 +1,11 @@
-"""Shared start-up for the rule scripts: log to the rule's log file and
-report bad input (ehi.core.errors.UserError) as one line in that log and on stderr, without a
-traceback (a bug keeps its traceback, also in the log; EHI_DEBUG=1 shows it for bad input too)."""
+"""The start of every rule script (``workflow/scripts/*.py``): the CPU kernels pinned, logging to
+the rule's log file, and bad input (:class:`ehi.core.errors.UserError`) reported as one line in that
+log and on stderr, without a traceback (a bug keeps its traceback, also in the log; EHI_DEBUG=1
+shows it for bad input too).
+
+A script imports this module before anything that imports torch: importing it pins the kernels. It
+reads the ``snakemake`` object a script is given and imports nothing of Snakemake.
+"""
 
 import logging
 import os
@@ -13,6 +18,7 @@ pin_kernels()  # before the script imports torch (the Snakefile has set them for
 
 
 def setup(snakemake) -> logging.Logger:
+    """Logging and error reporting for the job ``snakemake`` describes; returns the rule's logger."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     handlers = [logging.StreamHandler(sys.stderr)]
     if snakemake.log:
