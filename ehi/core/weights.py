@@ -16,7 +16,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file
 
-from ehi.core.errors import WeightsError
+from ehi.core.errors import UserError, WeightsError
 
 
 def read_tensors(path: str | os.PathLike) -> dict[str, torch.Tensor]:
@@ -64,10 +64,10 @@ def load_weights(module: torch.nn.Module, *paths: str | os.PathLike) -> None:
     module.load_state_dict(tensors)
 
 
-def check_finite(tensors: dict[str, torch.Tensor], source: str) -> None:
-    """Raise :class:`WeightsError` naming each floating tensor holding NaN or inf: such weights
+def check_finite(tensors: dict[str, torch.Tensor], source: str, error: type[UserError] = WeightsError) -> None:
+    """Raise ``error`` naming each floating tensor holding NaN or inf: such weights
     route or score every input the same wrong way, without failing."""
     bad = [f"{k} ({int((~torch.isfinite(v)).sum())} of {v.numel()} values)" for k, v in sorted(tensors.items())
            if v.is_floating_point() and not torch.isfinite(v).all()]
     if bad:
-        raise WeightsError(f"{source}: NaN or inf in {summarise(bad)}")
+        raise error(f"{source}: NaN or inf in {summarise(bad)}")
