@@ -24,7 +24,7 @@ from ehi.data.dataset import Dataset
 from ehi.data.embeddings import LAYOUT as EMBEDDINGS_LAYOUT
 from ehi.data.embeddings import load_embeddings
 from ehi.data.download import (  # noqa: F401  (re-exported)
-    TIMEOUT_S, DownloadError, Remote, download, find_root, overridden, safe_extract)
+    TIMEOUT_S, DownloadError, Remote, download, extract_cached, find_root, overridden, safe_extract)
 from ehi.data.irds import is_ir_datasets, load_ir_datasets
 from ehi.data.source_names import SourceFacts, add_source_name
 from ehi.core.plugins import load_plugins
@@ -65,8 +65,9 @@ class Source:
             target = root / "downloads" / remote.filename if remote.extract else root / remote.filename
             download(remote, target, self.name, root / "checksums.json", self.hint())
             done = target.with_name(target.name + ".extracted")
-            if remote.extract and not done.exists():
-                safe_extract(target, root)
+            # unpacked again when the archive is newer than the marker (fetched again: a new version)
+            if remote.extract and (not done.exists() or done.stat().st_mtime_ns < target.stat().st_mtime_ns):
+                extract_cached(target, root, root / "checksums.json")
                 done.touch()
         return find_root(root, self.marker)
 
