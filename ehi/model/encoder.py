@@ -146,7 +146,7 @@ def load_encoder(
         if key not in MINILM_ALIASES and not Path(source).exists():  # a hub id: its cached or downloaded folder
             source = hub_encoder(str(name_or_path))
         if list(Path(source).glob("*.safetensors")):  # names the file and tensors before loading
-            check_encoder_folder(source)
+            check_encoder_folder(source, values=False)  # the values: check_probe, on the loaded tensors
         try:
             tokenizer = AutoTokenizer.from_pretrained(source)
             model, report = AutoModel.from_pretrained(source, output_loading_info=True)
@@ -159,5 +159,5 @@ def load_encoder(
     encoder = Encoder(model, tokenizer, max_length=max_length, name=str(name_or_path))
     # eval mode (no dropout) whatever the source; training code switches to train() itself
     encoder = encoder.to(pick_device(device)).eval()
-    check_probe(encoder, str(name_or_path))  # one forward: finite weights can still overflow
+    check_probe(encoder, str(name_or_path))  # finite weights, and one forward: finite weights can still overflow
     return encoder

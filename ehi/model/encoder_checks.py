@@ -72,9 +72,10 @@ def saved_shapes(paths: list[Path], error: type[UserError] = WeightsError) -> di
     return shapes
 
 
-def check_encoder_folder(folder: str | os.PathLike, error: type[UserError] = WeightsError) -> None:
-    """Refuse an encoder folder whose weights do not fill its config's model exactly, or whose
-    tokenizer fails on a plain text; the message names the file and the tensors."""
+def check_encoder_folder(folder: str | os.PathLike, error: type[UserError] = WeightsError, values: bool = True) -> None:
+    """Refuse an encoder folder whose weights do not fill its config's model exactly, hold NaN or
+    inf (with ``values``; a loader that checks the loaded tensors passes False rather than read the
+    file twice), or whose tokenizer fails on a plain text; the message names the file and the tensors."""
     folder = Path(folder)
     expected, buffers, prefix = expected_shapes(folder, error)
     weights = sorted(folder.glob("*.safetensors"))
@@ -90,7 +91,7 @@ def check_encoder_folder(folder: str | os.PathLike, error: type[UserError] = Wei
         files = ", ".join(p.name for p in weights)
         raise error(f"{folder}: {files} does not match config.json (the model would run with random "
                     f"tensors): {summarise(problems)}")
-    for path in weights:
+    for path in weights if values else ():
         with safe_open(str(path), "pt") as tensors:  # one tensor at a time: memory-mapped, never all at once
             for name in tensors.keys():
                 check_finite({name: tensors.get_tensor(name)}, str(path), error)
@@ -98,9 +99,10 @@ def check_encoder_folder(folder: str | os.PathLike, error: type[UserError] = Wei
 
 
 def check_probe(encoder, source: str) -> None:
-    """One forward pass of :data:`PROBE_TEXT` through a loaded ``encoder``: its embedding must be
-    finite and non-zero, else every text would embed the same useless way (weights that overflow
-    in a layer, a LayerNorm scaled to zero)."""
+    """A loaded ``encoder``'s weights are finite, and one forward pass of :data:`PROBE_TEXT` gives a
+    finite, non-zero embedding: else every text would embed the same useless way (NaN weights,
+    weights that overflow in a layer, a LayerNorm scaled to zero)."""
+    check_finite(dict(encoder.model.state_dict()), f"encoder {source!r}")
     vector = encoder.encode([PROBE_TEXT])[0]
     if not np.isfinite(vector).all():
         raise WeightsError(f"encoder {source!r}: a probe text embeds to NaN or inf (its weights overflow)")
