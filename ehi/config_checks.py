@@ -51,6 +51,7 @@ def check_config(config: dict, schema_path: str | os.PathLike, data_dir: str | o
     trains = variant_trains(config, train_schema)
     n_docs = known_corpus_size(config["dataset"], data_dir)
     for where, train in trains.items():
+        check_seeds(where, train)
         check_loss(where, train)
         check_tree(config, where, train, n_docs)
         if train.get("select") == "dev" and not train.get("dev_eval"):
@@ -74,6 +75,17 @@ def check_source(dataset: dict) -> None:
         raise ConfigError(f"config dataset.path: source {source!r} reads a local copy and downloads nothing; set "
                           f"dataset.path to it, or name a source that downloads ({', '.join(downloading)}, or "
                           f"{IR_DATASETS_PREFIX}<id>)")
+
+
+def check_seeds(where: str, train: dict) -> None:
+    """``train.seed`` is one of ``train.seeds`` when both are set: its run is the variant itself and
+    each other seed a replica, so a seed left out of the list would be trained and averaged in
+    without being listed."""
+    seeds = train.get("seeds")
+    if seeds and train["seed"] not in seeds:
+        raise ConfigError(f"config {where}.seed: {train['seed']} is not in {where}.seeds {seeds}; the runs are "
+                          f"train.seed's plus one per other listed seed, so list it (e.g. {[train['seed'], *seeds]}) "
+                          "or set train.seed to one of them")
 
 
 def check_loss(where: str, train: dict) -> None:

@@ -20,10 +20,15 @@ still have EHI's tree over them, trained as the paper trains it where the data a
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import torch
 
 from ehi.core.errors import ConfigError, DataError
+from ehi.core.config_values import SEED_MAX
+from ehi.model.tree import check_leaves_fit
+from ehi.model.tree_stats import leaf_health
 from ehi.search.tree_index import EHIIndex
 
 INITS = ("standardize", "kmeans")
@@ -47,6 +52,31 @@ def _pairs(pairs, n_queries: int, n_docs: int) -> np.ndarray:
     if pairs[:, 0].min() < 0 or pairs[:, 0].max() >= n_queries or pairs[:, 1].min() < 0 or pairs[:, 1].max() >= n_docs:
         raise DataError(f"pairs hold a row outside query_emb ({n_queries}) or doc_emb ({n_docs})")
     return pairs.astype(np.int64)
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _check_arguments(n_docs: int, height, branching, steps, lr, batch_size, negatives, margin, seed, threads) -> None:
+    """Every size and count before anything is allocated (a tree of B^H leaves is (B^H, ...) memory):
+    one ConfigError naming the argument."""
+    counts = {"height": (height, 1), "steps": (steps, 0), "batch_size": (batch_size, 1), "negatives": (negatives, 0),
+              "seed": (seed, 0)}
+    if branching is not None:
+        counts["branching"] = (branching, 2)
+    if threads is not None:
+        counts["threads"] = (threads, 1)
+    for name, (value, least) in counts.items():
+        if not _is_int(value) or value < least:
+            raise ConfigError(f"{name} must be an integer >= {least}, got {value!r}")
+    if seed > SEED_MAX:
+        raise ConfigError(f"seed must be at most {SEED_MAX} (with the seeds derived from it, what every seeded library takes), got {seed}")
+    for name, value, positive in (("lr", lr, True), ("margin", margin, False)):
+        if not isinstance(value, (int, float, np.floating)) or not np.isfinite(value) or (positive and value <= 0):
+            raise ConfigError(f"{name} must be a finite {'positive ' if positive else ''}number, got {value!r}")
+    if branching is not None:
+        check_leaves_fit(int(branching) ** int(height), n_docs, height, branching)
 
 
 def _start(doc_emb: np.ndarray, height: int, branching: int, init: str, seed: int):
@@ -84,9 +114,9 @@ def fit_tree(doc_emb, query_emb=None, pairs=None, height: int = 1, branching: in
     from ehi.train.label_free import torch_threads, train_tree, tree_shape
 
     doc_emb = _embeddings("doc_emb", doc_emb)
+    _check_arguments(len(doc_emb), height, branching, steps, lr, batch_size, negatives, margin, seed, threads)
     branching = branching or tree_shape(len(doc_emb), height)[1]
-    if height < 1 or branching < 2:
-        raise ConfigError(f"need height >= 1 and branching >= 2, got height={height}, branching={branching}")
+    check_leaves_fit(branching**height, len(doc_emb), height, branching)
     if init not in INITS:
         raise ConfigError(f"init must be one of {INITS}, got {init!r}")
     if (pairs is None) != (query_emb is None):
@@ -102,4 +132,8 @@ def fit_tree(doc_emb, query_emb=None, pairs=None, height: int = 1, branching: in
         else:
             tree = train_tree(doc_emb, height, branching, steps=steps, anchors=batch_size, lr=lr, seed=seed,
                               threads=None)[0]
-        return EHIIndex.build(doc_emb, tree)
+        index = EHIIndex.build(doc_emb, tree)
+    status, why = leaf_health(index.leaf_sizes)
+    if status != "ok":  # e.g. identical documents: one leaf holds them all, the rest stay empty
+        warnings.warn(f"fit_tree: {why}", stacklevel=2)
+    return index

@@ -136,3 +136,13 @@ def test_a_manifest_recorded_without_an_unset_query_split_is_this_config(tmp_pat
     assert "query_split" not in recorded
     (tmp_path / "manifest.json").write_text(json.dumps({"config": recorded, "queries_per_split": {"train": 4, "test": 2}}))
     assert "has no 'dev' queries according to the prepared dataset" in refused(cfg, tmp_path)
+
+
+def test_train_seed_must_be_one_of_train_seeds():
+    """seed 5 with seeds [1, 2] would train and average three seeds, one of them unlisted."""
+    assert refused(config({"train": {"seed": 5, "seeds": [1, 2]}})) == (
+        "config train.seed: 5 is not in train.seeds [1, 2]; the runs are train.seed's plus one per other listed "
+        "seed, so list it (e.g. [5, 1, 2]) or set train.seed to one of them")
+    assert "config ablations.s[0].seed: 7 is not in" in refused(
+        config({"train": {"seeds": [0, 1]}, "ablations": {"s": [{"seed": 7}]}}))
+    check_config(config({"train": {"seed": 2, "seeds": [1, 2]}}), SCHEMA)

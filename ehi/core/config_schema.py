@@ -78,3 +78,17 @@ def validate_config(config: dict, schema_path: str | os.PathLike, validate: Call
     if message is not None:
         raise ConfigError(message)
     validate(config, str(schema_path))
+
+
+def variant_key_order(schema_path: str | os.PathLike) -> list[str]:
+    """The train keys in the schema's order: the order in which a variant path names an ablation
+    row's keys (:func:`variant_columns`)."""
+    return list(yaml.safe_load(Path(schema_path).read_text())["properties"]["train"]["properties"])
+
+
+def variant_columns(columns, key_order: list[str]) -> list[str]:
+    """``columns`` (an ablation's row keys) in ``key_order``, a key the order lacks last: a row's
+    variant path depends on its settings, not on the order they were written in, so reordering a
+    row retrains nothing."""
+    rank = {key: i for i, key in enumerate(key_order)}
+    return sorted(columns, key=lambda key: rank.get(key, len(rank)))

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 from ehi import __version__
 from ehi.core.errors import DataError, one_line
-from ehi.core.schemas import schema
+from ehi.core.schemas import KEYED, schema
 from ehi.core.kernels import kernel_settings
 from ehi.core.versions import VERSIONS
 
@@ -200,7 +200,26 @@ def read_table(path: str | os.PathLike, kind: str | None = None) -> pd.DataFrame
         missing = [c for c in schema(kind).names if c not in df.columns]
         if missing:
             raise DataError(f"{path}: not a {kind} table, missing column(s) {missing}")
+        if kind in KEYED:
+            check_keyed_rows(df, kind, path)
     return df
+
+
+def check_keyed_rows(df: pd.DataFrame, kind: str, path) -> None:
+    """A table of a :data:`~ehi.core.schemas.KEYED` kind: some rows, each key once, a number in
+    every value (a DataError naming the file and the first offending row)."""
+    keys, value = KEYED[kind]
+    if df.empty:
+        raise DataError(f"{path}: a {kind} table without rows")
+    def named(rows: pd.DataFrame) -> str:
+        return ", ".join(f"{k}={rows.iloc[0][k]}" for k in keys)
+
+    nan = df[value].isna()
+    if nan.any():
+        raise DataError(f"{path}: {int(nan.sum())} NaN {value}(s), first at {named(df[nan])}")
+    repeated = df.duplicated(list(keys), keep=False)
+    if repeated.any():
+        raise DataError(f"{path}: {int(repeated.sum())} rows repeat a key, first {named(df[repeated])}")
 
 
 def read_provenance(path: str | os.PathLike) -> dict:

@@ -102,6 +102,13 @@ SCHEMAS: dict[str, pa.Schema] = {
     ),
 }
 
+# Tables whose rows a key names once each, with the measured column that must be a number: a
+# repeated key would be averaged or shown twice, a NaN would render as the mark of a budget not
+# reached. (kind: (key columns, value column))
+KEYED = {
+    "summary": (("dataset", "system", "variant", "budget_param", "budget_value", "metric"), "value"),
+}
+
 
 def schema(kind: str) -> pa.Schema:
     """The Arrow schema of one kind of table (``corpus``, ``queries``, ``qrels``, ``run``, ...)."""

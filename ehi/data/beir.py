@@ -30,6 +30,21 @@ from ehi.data.validate import DataError, assemble, iter_jsonl, iter_tsv, parse_r
 log = logging.getLogger("ehi.data")
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
+LAYOUT_FILES = ("corpus.jsonl", "queries.jsonl", *(f"qrels/{split}.tsv" for split in SPLITS))
+CACHE_FILES = ("downloads", "checksums.json")  # the download cache's own, where an archive unpacks at the root
+NAMED_AT_MOST = 10
+
+
+def unknown_files(root: Path) -> list[str]:
+    """Files under ``root`` outside the BEIR layout (e.g. a ``qrels/validation.tsv``, which no split
+    reads), relative to it: named in the log, so that nothing is ignored without a word."""
+    found = []
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_file() and rel not in LAYOUT_FILES and rel.split("/")[0] not in CACHE_FILES \
+                and not rel.endswith(".extracted"):
+            found.append(rel)
+    return found
 
 
 def read_corpus(path: str | os.PathLike, counts: InputCounts | None = None) -> pd.DataFrame:
@@ -110,6 +125,11 @@ def load_beir(path: str | os.PathLike, name: str | None = None, splits: Iterable
             raise DataError(f"{root / required}: not found (is {root} a BEIR directory?)")
     name = name or root.resolve().name
     files = qrels_files(root, splits)
+    unread = unknown_files(root)
+    if unread:
+        more = f" and {len(unread) - NAMED_AT_MOST} more" if len(unread) > NAMED_AT_MOST else ""
+        log.warning("%s: not read, outside the BEIR layout (%s): %s%s", root, ", ".join(LAYOUT_FILES),
+                    ", ".join(unread[:NAMED_AT_MOST]), more)
     counts = InputCounts()
     corpus = read_corpus(root / "corpus.jsonl", counts)
     queries = read_queries(root / "queries.jsonl", counts)

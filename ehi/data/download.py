@@ -5,8 +5,12 @@ the cache, checked, then moved into place; retries; a tqdm progress bar), so not
 hand-written here but the checks pooch does not know. A file is checked against the md5 its source
 publishes where there is one (BEIR, MS MARCO, TREC), else against the sha256 recorded at its first
 download in ``<cache>/<source>/checksums.json`` (trust on first use, checked on every later
-download). A file already in the cache is not fetched again. Every failure is a one-line
-:class:`DownloadError` naming the URL or file and what to do.
+download). A file already in the cache is checked against the source's current checksum before
+use (one read of it per preparation): when the published md5 changed (a new version, an
+``EHI_SOURCE_OVERRIDES`` entry) or the file no longer matches its record, it is fetched again;
+without any checksum it is used as it is. An archive that does not unpack is removed from the
+cache with its record, so the next run fetches it again. Only http(s) URLs are fetched. Every
+failure is a one-line :class:`DownloadError` naming the URL or file and what to do.
 
 ``EHI_SOURCE_OVERRIDES`` names a JSON file ``{source: {filename: {"url": ..., "md5": ...}}}`` that
 points files at a mirror (keeping the published checksum unless it gives another): for a local
@@ -20,6 +24,7 @@ import logging
 import os
 import tarfile
 import zipfile
+import zlib
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
@@ -56,17 +61,37 @@ def overridden(source_name: str, remotes: tuple[Remote, ...]) -> tuple[Remote, .
     return tuple(replace(r, **{k: v for k, v in table.get(r.filename, {}).items() if k in keys}) for r in remotes)
 
 
+def _cached_matches(target: Path, known: str | None, what: str) -> bool:
+    """Whether the cached ``target`` may be used: it matches ``known`` (``alg:hex``), or there is no
+    checksum to compare it with. A mismatch is logged and the file removed (fetched again)."""
+    if known is None:
+        return True
+    import pooch
+
+    alg, want = known.split(":", 1)
+    if pooch.file_hash(str(target), alg=alg) == want.lower():
+        return True
+    log.warning("%s: the cached %s does not match the source's current %s %s; downloading it again",
+                what, target, alg, want)
+    target.unlink()
+    return False
+
+
 def download(remote: Remote, target: Path, what: str, manifest: Path, hint: str) -> Path:
-    """Fetch ``remote`` to ``target`` (once), verified; ``what`` names the dataset in messages and
-    ``hint`` says how to use a local copy instead."""
-    if target.exists():
+    """Fetch ``remote`` to ``target`` (once, and again when the cached copy no longer matches the
+    source's checksum), verified; ``what`` names the dataset in messages and ``hint`` says how to
+    use a local copy instead."""
+    recorded = json.loads(manifest.read_text()) if manifest.exists() else {}
+    pinned = remote.sha256 or recorded.get(remote.filename)
+    known = f"md5:{remote.md5}" if remote.md5 else (f"sha256:{pinned}" if pinned else None)
+    if target.exists() and _cached_matches(target, known, what):
         return target
     import pooch
     import requests
 
-    recorded = json.loads(manifest.read_text()) if manifest.exists() else {}
-    pinned = remote.sha256 or recorded.get(remote.filename)
-    known = f"md5:{remote.md5}" if remote.md5 else (f"sha256:{pinned}" if pinned else None)
+    if not remote.url.lower().startswith(("http://", "https://")):
+        raise DownloadError(f"{what}: {remote.url}: only http(s) URLs are downloaded; for a file on this machine, "
+                            f"put it at {target} (it is checked against the source's checksum there), or {hint}")
     log.info("%s: downloading %s to %s", what, remote.url, target)
     store = pooch.create(path=target.parent, base_url="", registry={target.name: known},
                          urls={target.name: remote.url}, retry_if_failed=RETRIES)
@@ -82,7 +107,7 @@ def download(remote: Remote, target: Path, what: str, manifest: Path, hint: str)
         raise DownloadError(f"{what}: cannot download {remote.url} ({type(err).__name__}: "
                             f"{' '.join(str(err).split())[:300]}). No network? Then {hint}") from None
     check_payload(remote, target, what)
-    if remote.filename not in recorded:
+    if remote.filename not in recorded or remote.md5:  # a verified new version replaces the old record
         write_json({**recorded, remote.filename: pooch.file_hash(str(target), alg="sha256")}, manifest)
     return target
 
@@ -106,6 +131,23 @@ def check_member(name: str, archive: Path) -> None:
     path = PurePosixPath(name.replace("\\", "/"))
     if path.is_absolute() or ".." in path.parts or (path.parts and ":" in path.parts[0]):
         raise DataError(f"{archive}: unsafe member {name!r} (absolute path or '..'); refusing to extract")
+
+
+def extract_cached(archive: Path, dest: Path, manifest: Path) -> None:
+    """:func:`safe_extract` of a cached download; an archive that does not unpack (a broken mirror's
+    file, a truncated copy) is removed from the cache with its recorded checksum, so the next run
+    fetches it again instead of failing on the same file."""
+    try:
+        if not (zipfile.is_zipfile(archive) or tarfile.is_tarfile(archive)):
+            raise tarfile.ReadError("neither a zip nor a tar archive")
+        safe_extract(archive, dest)  # an unsafe member name is refused as it is: the file is what was published
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error) as err:
+        archive.unlink(missing_ok=True)
+        recorded = json.loads(manifest.read_text()) if manifest.exists() else {}
+        if recorded.pop(archive.name, None) is not None:
+            write_json(recorded, manifest)
+        raise DownloadError(f"{archive}: does not unpack ({' '.join(str(err).split())[:200]}); removed from the "
+                            "cache with its recorded checksum: run again to download it again") from None
 
 
 def safe_extract(archive: Path, dest: Path) -> None:

@@ -74,7 +74,7 @@ class Source:
 
     def fetch(self, cache_dir: str | os.PathLike) -> Path:
         """Download (once) and extract this source under ``cache_dir/<name>``; return its root."""
-        from ehi.data.download import DownloadError, download, find_root, overridden, safe_extract
+        from ehi.data.download import DownloadError, download, extract_cached, find_root, overridden
 
         if not self.remotes:
             raise DownloadError(f"{self.name}: {self.note} {self.hint()}")
@@ -83,8 +83,9 @@ class Source:
             target = root / "downloads" / remote.filename if remote.extract else root / remote.filename
             download(remote, target, self.name, root / "checksums.json", self.hint())
             done = target.with_name(target.name + ".extracted")
-            if remote.extract and not done.exists():
-                safe_extract(target, root)
+            # unpacked again when the archive is newer than the marker (fetched again: a new version)
+            if remote.extract and (not done.exists() or done.stat().st_mtime_ns < target.stat().st_mtime_ns):
+                extract_cached(target, root, root / "checksums.json")
                 done.touch()
         return find_root(root, self.marker)
 

@@ -41,7 +41,7 @@ QRELS_FILE = "qrels.txt"
 TREC_EVAL_COMMAND = "trec_eval -c -m ndcg_cut.10 -m recall.100 {qrels} {run}"
 
 COLUMNS = ["query_id", "Q0", "doc_id", "rank", "score", "tag"]
-_UNSAFE = re.compile(r"\s")
+_UNSAFE = re.compile(r"[\s\x00-\x1f\x7f]")  # whitespace or a control character: no id in a run may hold one
 
 
 def tag(system: str, budget_param: str, budget_value: float) -> str:
@@ -60,12 +60,18 @@ def monotone_scores(scores: np.ndarray) -> np.ndarray:
     return out
 
 
-def _check_ids(run: pd.DataFrame) -> None:
-    for column in ("query_id", "doc_id"):
+def _check_ids(run: pd.DataFrame, columns=("query_id", "doc_id"), where: str = "") -> None:
+    for column in columns:
         bad = run[column].astype(str).str.contains(_UNSAFE)
         if bad.any():
             value = run.loc[bad, column].iloc[0]
-            raise DataError(f"{column} {value!r} holds whitespace, which a TREC run file cannot carry")
+            raise DataError(f"{where}{column} {value!r} holds whitespace or a control character, which a "
+                            f"TREC run file cannot carry ({int(bad.sum())} such)")
+
+
+def check_doc_ids(doc_ids: list[str], where: str) -> None:
+    """Every document id of an index fits a TREC line, checked before the first line is written."""
+    _check_ids(pd.DataFrame({"doc_id": doc_ids}), ("doc_id",), f"{where}: ")
 
 
 def trec_lines(run: pd.DataFrame, run_tag: str) -> list[str]:
@@ -121,13 +127,41 @@ def read_trec(path: str | os.PathLike) -> pd.DataFrame:
     return pd.read_csv(path, sep=r"\s+", header=None, names=COLUMNS, dtype={"query_id": str, "doc_id": str})
 
 
-def query_id_and_text(line_no: int, line: str) -> tuple[str, str]:
+# the rule ``ehi search --format trec`` states in its --help
+QID_RULE = ("a line 'qid<TAB>text' gives its qid (no whitespace or control character, text after the "
+            "tab), a line without a tab its line number; every qid once")
+
+
+def query_id_and_text(line_no: int, line: str, where: str = "queries") -> tuple[str, str]:
     """A query line ``qid<TAB>text`` (BEIR's and MS MARCO's queries.tsv) or plain text, whose qid
-    is then its 1-based line number."""
+    is then its 1-based line number (:data:`QID_RULE`). A tab line with an empty or unsafe qid, or
+    no text, is a DataError naming ``where`` and the line: it would otherwise become another qid."""
     qid, tab, text = line.partition("\t")
-    if tab and qid.strip() and not _UNSAFE.search(qid.strip()):
-        return qid.strip(), text.strip()
-    return str(line_no), line
+    if not tab:
+        return str(line_no), line.strip()
+    qid, text = qid.strip(), text.strip()
+    if not qid or _UNSAFE.search(qid):
+        raise DataError(f"{where}, line {line_no}: qid {qid!r} before the tab is empty or holds whitespace "
+                        "or a control character")
+    if not text:
+        raise DataError(f"{where}, line {line_no}: qid {qid!r} has no query text after the tab")
+    return qid, text
+
+
+class UniqueQueryIds:
+    """Called on each (line number, line) of a query source: its qid, refused when an earlier line
+    had it (two rankings under one qid would merge in any TREC reader), naming both lines."""
+
+    def __init__(self, where: str):
+        self.where, self.seen = where, {}
+
+    def __call__(self, line_no: int, line: str) -> str:
+        qid, _ = query_id_and_text(line_no, line, self.where)
+        if qid in self.seen:
+            raise DataError(f"{self.where}, line {line_no}: qid {qid!r} repeats line {self.seen[qid]}'s; "
+                            "a TREC run needs each qid once")
+        self.seen[qid] = line_no
+        return qid
 
 
 def hit_lines(query_id: str, hits, run_tag: str) -> list[str]:

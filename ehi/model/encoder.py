@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 
 from ehi.core.errors import ConfigError
 from ehi.core.pretrained import MINILM_ALIASES, minilm_path, verified_minilm_path
-from ehi.model.encoder_checks import check_encoder_folder, check_load_report
+from ehi.model.encoder_checks import check_encoder_folder, check_load_report, check_probe
 from ehi.model.hub import hub_encoder
 
 log = logging.getLogger(__name__)
@@ -146,7 +146,7 @@ def load_encoder(
         if key not in MINILM_ALIASES and not Path(source).exists():  # a hub id: its cached or downloaded folder
             source = hub_encoder(str(name_or_path))
         if list(Path(source).glob("*.safetensors")):  # names the file and tensors before loading
-            check_encoder_folder(source)
+            check_encoder_folder(source, values=False)  # the values: check_probe, on the loaded tensors
         try:
             tokenizer = AutoTokenizer.from_pretrained(source)
             model, report = AutoModel.from_pretrained(source, output_loading_info=True)
@@ -158,4 +158,6 @@ def load_encoder(
         check_load_report(report, str(name_or_path))  # transformers would fill a missing tensor at random
     encoder = Encoder(model, tokenizer, max_length=max_length, name=str(name_or_path))
     # eval mode (no dropout) whatever the source; training code switches to train() itself
-    return encoder.to(pick_device(device)).eval()
+    encoder = encoder.to(pick_device(device)).eval()
+    check_probe(encoder, str(name_or_path))  # finite weights, and one forward: finite weights can still overflow
+    return encoder

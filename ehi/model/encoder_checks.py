@@ -5,9 +5,11 @@ transformers fills a missing tensor with random values and reports it only in a 
 encoder saved for another config (a renamed tensor, an extra layer in ``config.json``) would
 serve random embeddings without a word. :func:`check_encoder_folder` compares the safetensors
 headers with the tensors of a weightless model built from the config (meta device: no memory, no
-weights read), so ``ehi info``, ``ehi search`` and ``ehi export-faiss`` refuse such a folder alike;
-:func:`check_load_report` applies the same rule to what ``from_pretrained`` reports, for sources
-that are no local folder (a hub id).
+weights read), then reads each tensor once to require finite values (an encoder of NaNs embeds
+every text as NaN, and search then finds nothing without failing), so ``ehi info``, ``ehi search``
+and ``ehi export-faiss`` refuse such a folder alike; :func:`check_load_report` applies the same
+rule to what ``from_pretrained`` reports, for sources that are no local folder (a hub id).
+:func:`check_probe` runs one text through a loaded encoder: finite weights can still overflow.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import torch
 from safetensors import SafetensorError, safe_open
 
 from ehi.core.errors import UserError, WeightsError
-from ehi.core.weights import shape_problems, summarise
+from ehi.core.weights import check_finite, shape_problems, summarise
 
 # Mean pooling reads the last hidden state only, so BERT's pooler is never used: a folder saved
 # without it (Encoder.save of a model built with add_pooling_layer=False) is whole.
@@ -69,9 +72,10 @@ def saved_shapes(paths: list[Path], error: type[UserError] = WeightsError) -> di
     return shapes
 
 
-def check_encoder_folder(folder: str | os.PathLike, error: type[UserError] = WeightsError) -> None:
-    """Refuse an encoder folder whose weights do not fill its config's model exactly, or whose
-    tokenizer fails on a plain text; the message names the file and the tensors."""
+def check_encoder_folder(folder: str | os.PathLike, error: type[UserError] = WeightsError, values: bool = True) -> None:
+    """Refuse an encoder folder whose weights do not fill its config's model exactly, hold NaN or
+    inf (with ``values``; a loader that checks the loaded tensors passes False rather than read the
+    file twice), or whose tokenizer fails on a plain text; the message names the file and the tensors."""
     folder = Path(folder)
     expected, buffers, prefix = expected_shapes(folder, error)
     weights = sorted(folder.glob("*.safetensors"))
@@ -87,7 +91,23 @@ def check_encoder_folder(folder: str | os.PathLike, error: type[UserError] = Wei
         files = ", ".join(p.name for p in weights)
         raise error(f"{folder}: {files} does not match config.json (the model would run with random "
                     f"tensors): {summarise(problems)}")
+    for path in weights if values else ():
+        with safe_open(str(path), "pt") as tensors:  # one tensor at a time: memory-mapped, never all at once
+            for name in tensors.keys():
+                check_finite({name: tensors.get_tensor(name)}, str(path), error)
     check_tokenizer(folder, error)
+
+
+def check_probe(encoder, source: str) -> None:
+    """A loaded ``encoder``'s weights are finite, and one forward pass of :data:`PROBE_TEXT` gives a
+    finite, non-zero embedding: else every text would embed the same useless way (NaN weights,
+    weights that overflow in a layer, a LayerNorm scaled to zero)."""
+    check_finite(dict(encoder.model.state_dict()), f"encoder {source!r}")
+    vector = encoder.encode([PROBE_TEXT])[0]
+    if not np.isfinite(vector).all():
+        raise WeightsError(f"encoder {source!r}: a probe text embeds to NaN or inf (its weights overflow)")
+    if not np.any(vector):
+        raise WeightsError(f"encoder {source!r}: a probe text embeds to the zero vector (its weights zero the output)")
 
 
 def check_tokenizer(folder: Path, error: type[UserError] = WeightsError) -> None:

@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 from safetensors.numpy import load_file, save_file
 
+from ehi.core.errors import SearchIndexError
+
 
 BLAS_LIMIT_FROM = 64  # queries per call from which the BLAS thread limit is set
 SORT_ALL_UP_TO = 512  # candidate columns (beam x B) up to which _top_sorted sorts whole rows
@@ -45,12 +47,35 @@ class NumpyRouter:
 
     def __init__(self, weights: dict[str, np.ndarray], height: int, branching: int, threads: int | None = 1):
         self.height, self.branching, self.threads = int(height), int(branching), threads
-        self.weights = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in weights.items()}
+        with np.errstate(over="ignore"):  # a weight past float32's range becomes inf, which check_range names
+            self.weights = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in weights.items()}
         w = self.weights
         self.A_all = np.concatenate([w[f"A.{h}"] for h in range(height)], axis=0)  # (H*B, d)
         self.c_all = np.concatenate([w[f"c.{h}"] for h in range(height)])  # (H*B,)
         self.per_node = "delta.0" in w
         self.dim = int(self.A_all.shape[1])
+        self.check_range()
+
+    def check_range(self) -> None:
+        """Refuse weights whose logits could overflow float32 for a unit-norm query: a bound on
+        |A x + c + parent| per level (doubled by the log-softmax's shift, summed over the levels)
+        must stay below float32's largest value, or the beam would rank inf and NaN paths."""
+        limit = float(np.finfo(np.float32).max)
+        bad = [k for k, v in self.weights.items() if not np.isfinite(v).all()]
+        if bad:
+            raise SearchIndexError(f"routing weights {', '.join(sorted(bad))} hold NaN or inf (after folding to float32)")
+        w = {k: v.astype(np.float64) for k, v in self.weights.items()}  # the bound itself must not overflow
+        bound = 0.0
+        for h in range(self.height):
+            row = np.linalg.norm(w[f"A.{h}"], axis=1) + np.abs(w[f"c.{h}"])
+            level = float(row.max() + np.abs(w[f"parent.{h}"]).max())
+            if self.per_node:  # |delta . z| <= sum|delta| ||z||, ||z|| <= ||U||_F + ||b||
+                z = np.linalg.norm(w[f"U.{h}"]) + np.linalg.norm(w[f"U_bias.{h}"])
+                level += float(np.abs(w[f"delta.{h}"]).sum(axis=-1).max() * z)
+            bound += 2 * level
+        if not bound < limit:
+            raise SearchIndexError(f"routing weights too large: tree logits reach {bound:.3g} for a unit-norm query, "
+                                   f"beyond float32's {limit:.3g} (the beam would rank inf and NaN paths)")
 
     @classmethod
     def from_indexer(cls, indexer, threads: int | None = 1) -> "NumpyRouter":

@@ -23,6 +23,7 @@ from ehi.core.errors import SearchIndexError
 from ehi.core.io import atomic_dir, read_json_object
 from ehi.core.weights import read_tensors
 from ehi.model.tree import TreeIndexer, check_leaves_fit, load_indexer
+from ehi.search.route import NumpyRouter
 
 FORMAT_VERSION = 1
 DTYPES = {"doc_emb": torch.float32, "offsets": torch.int64, "perm": torch.int64}  # as EHIIndex.save writes
@@ -37,6 +38,16 @@ def check_values(tensors: dict[str, torch.Tensor], path: Path) -> None:
     bad_rows = (~torch.isfinite(tensors["doc_emb"])).reshape(len(tensors["doc_emb"]), -1).any(1)
     if bad_rows.any():
         raise SearchIndexError(f"{path}: {int(bad_rows.sum())} of {len(bad_rows)} document embeddings hold NaN or inf")
+    check_nonzero_rows(tensors["doc_emb"].reshape(len(tensors["doc_emb"]), -1).numpy(), path)
+
+
+def check_nonzero_rows(doc_emb: np.ndarray, where) -> None:
+    """Every document embedding has a non-zero norm: a zero row scores 0 against every query, so
+    such documents tie everywhere and fill the hits in arbitrary order."""
+    zero = ~doc_emb.any(axis=1)
+    if zero.any():
+        raise SearchIndexError(f"{where}: {int(zero.sum())} of {len(zero)} document embeddings are all zero "
+                               f"(first at row {int(zero.argmax())}); the encoder embeds every text to a unit vector")
 
 
 class EHIIndex:
@@ -53,6 +64,7 @@ class EHIIndex:
     def build(cls, doc_emb: np.ndarray, indexer: TreeIndexer, batch_size: int = 4096) -> "EHIIndex":
         """Assign each document (N, d) to its argmax leaf and group the documents by leaf."""
         doc_emb = np.asarray(doc_emb, dtype=np.float32)
+        check_nonzero_rows(doc_emb, "document embeddings")
         check_leaves_fit(indexer.n_leaves, len(doc_emb), indexer.height, indexer.branching)
         leaf = indexer.assign_leaves(doc_emb, batch_size)  # (N,)
         perm = np.argsort(leaf, kind="stable")
@@ -120,6 +132,10 @@ class EHIIndex:
         check_values(t, src / "index.safetensors")
         index = cls(load_indexer(src), t["doc_emb"].numpy(), t["offsets"].numpy(), t["perm"].numpy())
         index.check_consistent(src)
+        try:  # finite weights can still overflow float32 once routed: fold them here, where the file is known
+            NumpyRouter.from_indexer(index.indexer)
+        except SearchIndexError as err:
+            raise SearchIndexError(f"{src / 'indexer.safetensors'}: {err}") from None
         return index
 
     def check_consistent(self, where) -> None:

@@ -26,6 +26,7 @@ import itertools
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Iterator, TextIO
 
 from ehi.core.errors import exit_on_user_error
@@ -54,8 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--batch-size", type=int, default=64, help="queries encoded at once (default: 64)")
     search.add_argument("--format", choices=("table", "tsv", "trec"), default=None,
                         help="output format (default: table for --query, tsv for --queries-file); trec: "
-                             "'qid Q0 docid rank score tag' lines for trec_eval, a line 'qid<TAB>text' "
-                             "giving its qid (else the line number)")
+                             f"'qid Q0 docid rank score tag' lines for trec_eval: {trec.QID_RULE}. "
+                             "Every qid and doc id is checked before the first line is written")
     search.add_argument("--device", default="auto", help="encoder device: auto, cpu, cuda, ... (default: auto)")
     search.add_argument("--out", metavar="FILE", help="write the results to FILE (whole, or not at all) instead of stdout")
     search.add_argument("-v", "--verbose", action="store_true",
@@ -120,6 +121,8 @@ def run_search(index: SearchIndex, queries: Iterator[tuple[int, str]], args, out
     if fmt == "trec":
         queries = (trec.query_id_and_text(no, line) for no, line in queries)
         run_tag = f"ehi@beam={index.check_beam(args.beam)}"
+    else:
+        queries = ((no, line.strip()) for no, line in queries)
     n = 0
     for batch in _batches(queries, args.batch_size):
         results = index.search([q for _, q in batch], beam=args.beam, k=args.k, batch_size=args.batch_size)
@@ -192,11 +195,21 @@ def _search(args) -> None:
     _check_args(args)
     index = load_index(args.index, device=args.device)
     index.check_beam(args.beam)  # fail before reading any input
+    trec_run = args.format == "trec"
+    if trec_run:  # a TREC line per hit: every id that could go into one, checked before the first
+        trec.check_doc_ids(index.doc_ids, str(Path(args.index) / "docs.parquet"))
     with contextlib.ExitStack() as stack:
         if args.query:
-            queries = iter(enumerate(args.query, 1))
+            queries = list(enumerate(args.query, 1))
+            if trec_run:
+                qids = trec.UniqueQueryIds("--query")
+                for no, text in queries:
+                    qids(no, text)
+            queries = iter(queries)
         else:  # every line checked before the first result is written
-            queries = stack.enter_context(checked_queries(args.queries_file))
+            name = "stdin" if args.queries_file == "-" else args.queries_file
+            check = trec.UniqueQueryIds(name) if trec_run else None
+            queries = stack.enter_context(checked_queries(args.queries_file, check))
         out = stack.enter_context(_output(args.out))
         with _quiet_transformers(not args.verbose):
             run_search(index, queries, args, out)

@@ -13,27 +13,33 @@ import io
 import shutil
 import sys
 import tempfile
-from typing import BinaryIO, Iterable, Iterator
+from typing import BinaryIO, Callable, Iterable, Iterator
 
 from ehi.core.errors import DataError
 
 
+LineCheck = Callable[[int, str], object]  # (line number, line): raises a DataError for a bad line
+
+
 def numbered_queries(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
-    """(1-based line number, query) for every non-blank line."""
+    """(1-based line number, line without its line break) for every non-blank line; the caller
+    strips it (a trailing tab can matter: ``qid<TAB>`` with no text)."""
     for no, line in enumerate(lines, 1):
         if line.strip():
-            yield no, line.strip()
+            yield no, line.rstrip("\r\n")
 
 
-def check_query_lines(binary: BinaryIO, name: str) -> int:
-    """The number of queries in ``binary``; a line that is not UTF-8, or no query at all, is a
-    :class:`DataError` naming ``name`` (and the line)."""
+def check_query_lines(binary: BinaryIO, name: str, check_line: LineCheck | None = None) -> int:
+    """The number of queries in ``binary``; a line that is not UTF-8 (or that ``check_line``
+    refuses), or no query at all, is a :class:`DataError` naming ``name`` (and the line)."""
     n = 0
     for lineno, raw in enumerate(binary, 1):
         try:
             line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
         except UnicodeDecodeError as err:
             raise DataError(f"{name}, line {lineno}: not UTF-8 ({err.reason} at byte {err.start})") from None
+        if line.strip() and check_line is not None:
+            check_line(lineno, line.rstrip("\r\n"))
         n += bool(line.strip())
     if n == 0:
         raise DataError(f"{name}: no queries (every line is blank)")
@@ -50,8 +56,9 @@ def _spool_stdin(spool: BinaryIO) -> None:
 
 
 @contextlib.contextmanager
-def checked_queries(source: str) -> Iterator[Iterator[tuple[int, str]]]:
-    """(line number, query) of the file ``source`` (``-``: stdin), every line checked first."""
+def checked_queries(source: str, check_line: LineCheck | None = None) -> Iterator[Iterator[tuple[int, str]]]:
+    """(line number, line) of the file ``source`` (``-``: stdin), every line checked first (UTF-8,
+    and ``check_line`` when given)."""
     with contextlib.ExitStack() as stack:
         if source == "-":
             binary = stack.enter_context(tempfile.TemporaryFile())
@@ -61,6 +68,6 @@ def checked_queries(source: str) -> Iterator[Iterator[tuple[int, str]]]:
         else:
             binary = stack.enter_context(open(source, "rb"))
             name = source
-        check_query_lines(binary, name)
+        check_query_lines(binary, name, check_line)
         binary.seek(0)
         yield numbered_queries(io.TextIOWrapper(binary, encoding="utf-8-sig"))

@@ -76,12 +76,35 @@ def error_of(override: dict, files=None) -> str:
     ({"datasets": ["a", "b"]}, "config datasets: ['a', 'b'] is not of type 'object'"),
     ({"dataset": {"query_split": {"seed": -1}}}, "config dataset.query_split.seed: -1 is less than the minimum of 0"),
     ({"dataset": {"dev_seed": -3}}, "config dataset.dev_seed: -3 is less than the minimum of 0"),
+    ({"train": {"seeds": [1, 2**64]}}, "config train.seeds[1]: 18446744073709551616 is greater than the maximum of 1073741824"),
+    ({"train": {"seed": 2**31}}, "config train.seed: 2147483648 is greater than the maximum of 1073741824"),
+    ({"evaluation": {"seed": 2**40}}, "config evaluation.seed: 1099511627776 is greater than the maximum"),
     ({"search": {"systems": []}}, "config search.systems: [] should be non-empty"),
     ({"train": {"select_metric": "dev_bogus"}}, "config train.select_metric: 'dev_bogus' is not one of ['auto', 'kmr_auc'"),
     ({"ablations": {"a": [{}]}}, "config ablations.a[0]: {} should be non-empty"),
 ], ids=lambda v: str(v)[:40])
 def test_a_schema_violation_is_one_line_naming_the_key(override, names):
     assert names in error_of(override, {"case.yaml": override})
+
+
+def test_every_seed_key_is_bounded_by_seed_max():
+    from ehi.core.config_values import SEED_MAX
+
+    def seed_maxima(node, path=""):  # every schema property named *seed*, under anyOf/oneOf too
+        if isinstance(node, list):
+            for item in node:
+                yield from seed_maxima(item, path)
+        elif isinstance(node, dict):
+            for key, sub in (node.get("properties") or {}).items():
+                if "seed" in key:
+                    yield f"{path}{key}", sub.get("maximum", (sub.get("items") or {}).get("maximum"))
+                yield from seed_maxima(sub, f"{path}{key}.")
+            for key in ("anyOf", "oneOf", "items"):
+                yield from seed_maxima(node.get(key), path)
+
+    found = dict(seed_maxima(SCHEMA))
+    assert found.pop("tuning.seeds") is None  # a count of seeds, not a seed
+    assert len(found) == 6 and set(found.values()) == {SEED_MAX}, found
 
 
 def test_validate_config_refuses_before_filling_and_fills_a_sound_config():
@@ -109,3 +132,19 @@ def test_each_named_select_metric_is_a_column_the_dev_evaluation_logs(metric):
     tree = TreeIndexer(dim=8, height=1, branching=4)
     logged = dev_metrics(queries, docs, [np.array([0]), np.array([1]), np.array([2])], tree, np.arange(20) % 4)
     assert metric in logged
+
+
+def _alias_bomb(levels: int, width: int) -> str:
+    lines = ["a0: &a0 [lol, lol]"]
+    for i in range(1, levels + 1):
+        lines.append(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * width)}]")
+    return "\n".join(lines) + f"\ntrain: {{epochs: 1}}\nx: *a{levels}\n"
+
+
+def test_an_alias_bomb_is_refused_at_once_naming_the_file(tmp_path):
+    text = _alias_bomb(9, 9)  # 9^9 (387 million) values when walked, in some 500 bytes
+    assert len(text) < 600
+    assert "aliases expand past 100,000 values" in refused_file(tmp_path, text)
+    assert "nest past 8 levels" in refused_file(tmp_path, _alias_bomb(10, 1))  # deep, not wide
+    (tmp_path / "shared.yaml").write_text(_alias_bomb(2, 3))  # a few shared values: read as written
+    assert read_config_file(tmp_path / "shared.yaml")["x"] == [[["lol", "lol"]] * 3] * 3

@@ -127,3 +127,20 @@ def test_carve_dev_arguments(tmp_path):
         carve_dev(ds, n=35)
     with pytest.raises(DataError, match="split 'dev' already has 3 queries"):
         carve_dev(carve_dev(ds, n=3), n=2)
+
+
+def test_files_outside_the_layout_are_named_in_the_log(tmp_path, caplog):
+    root = write_beir(tmp_path / "toy", qrels={"train": [("q0", "d0", 1)], "validation": [("q1", "d1", 1)]})
+    (root / "notes.txt").write_text("mine")
+    with caplog.at_level(logging.WARNING, logger="ehi.data"):
+        ds = load_beir(root)
+    assert set(ds.queries.split) == {"train"}  # validation.tsv is no split: not read, but named
+    said = [r.getMessage() for r in caplog.records if "not read" in r.getMessage()]
+    assert said == [f"{root}: not read, outside the BEIR layout (corpus.jsonl, queries.jsonl, qrels/train.tsv, "
+                    "qrels/dev.tsv, qrels/test.tsv): notes.txt, qrels/validation.tsv"]
+    caplog.clear()
+    (root / "notes.txt").unlink()
+    (root / "qrels" / "validation.tsv").unlink()
+    with caplog.at_level(logging.WARNING, logger="ehi.data"):
+        load_beir(root)
+    assert "not read" not in caplog.text  # the published layout alone: nothing to name

@@ -101,3 +101,57 @@ def test_an_override_naming_a_file_the_source_lacks_is_refused(tmp_path, monkeyp
     monkeypatch.setenv(dl.OVERRIDES_ENV, str(write_overrides(tmp_path / "o.json", {"scifact": {"sci.zip": {}}})))
     with pytest.raises(DownloadError, match=r"source 'scifact' publishes no file \['sci\.zip'\]; its files: \['scifact\.zip'\]"):
         SOURCES["scifact"].fetch(tmp_path / "cache")
+
+
+def _md5(data: bytes) -> str:
+    return hashlib.md5(data).hexdigest()
+
+
+def test_a_cached_archive_is_checked_against_the_current_md5_and_fetched_again(tmp_path):
+    """The source's md5 changed (a new version, or an EHI_SOURCE_OVERRIDES entry): the cached
+    archive is no longer used; the new one is fetched, unpacked again and recorded."""
+    old, new = fx.beir_zip("toy")["toy.zip"], fx.beir_zip("toy", n_docs=30)["toy.zip"]
+    with serve({"toy.zip": old}) as served:
+        url = served.url + "toy.zip"
+        assert len(toy_source(url, md5=_md5(old)).load(tmp_path / "cache").corpus) == 40
+        assert len(toy_source(url, md5=_md5(old)).load(tmp_path / "cache").corpus) == 40
+        assert len(served.requests) == 1  # a matching cached copy asks for nothing
+        served.files["toy.zip"] = new
+        assert len(toy_source(url, md5=_md5(new)).load(tmp_path / "cache").corpus) == 30
+        assert len(served.requests) == 2
+    record = json.loads((tmp_path / "cache" / "toy" / "checksums.json").read_text())
+    assert record == {"toy.zip": hashlib.sha256(new).hexdigest()}
+
+
+def test_a_cached_copy_that_no_longer_matches_its_record_is_fetched_again(tmp_path, caplog):
+    data = fx.beir_zip("toy")["toy.zip"]
+    with serve({"toy.zip": data}) as served:
+        toy = toy_source(served.url + "toy.zip")  # no published checksum: the first download's sha256
+        toy.fetch(tmp_path / "cache")
+        cached = tmp_path / "cache" / "toy" / "downloads" / "toy.zip"
+        cached.write_bytes(data[:-10] + b"0123456789")  # changed on disk after it was recorded
+        toy.fetch(tmp_path / "cache")
+        assert len(served.requests) == 2 and cached.read_bytes() == data
+    assert f"the cached {cached} does not match the source's current sha256" in caplog.text
+
+
+def test_an_archive_that_does_not_unpack_leaves_the_cache_and_the_fixed_mirror_is_used(tmp_path):
+    good = fx.beir_zip("toy")["toy.zip"]
+    broken = bytearray(good)
+    broken[len(good) // 3 : len(good) // 3 + 64] = bytes(64)  # a member's data damaged, the zip index intact
+    with serve({"toy.zip": bytes(broken)}) as served:
+        toy = toy_source(served.url + "toy.zip")
+        with pytest.raises(DownloadError, match=r"toy\.zip: does not unpack .*removed from the cache with its "
+                                                r"recorded checksum: run again to download it again"):
+            toy.fetch(tmp_path / "cache")
+        assert not (tmp_path / "cache" / "toy" / "downloads" / "toy.zip").exists()
+        assert json.loads((tmp_path / "cache" / "toy" / "checksums.json").read_text()) == {}
+        served.files["toy.zip"] = good  # the mirror fixed: fetched and trusted anew, no "changed upstream"
+        assert len(toy.load(tmp_path / "cache").corpus) == 40
+
+
+def test_a_file_url_is_refused_as_such_not_as_a_corrupt_download(tmp_path):
+    (tmp_path / "toy.zip").write_bytes(fx.beir_zip("toy")["toy.zip"])
+    with pytest.raises(DownloadError, match=r"^toy: file://.*toy\.zip: only http\(s\) URLs are downloaded; for a file "
+                                            r"on this machine, put it at .*downloads/toy\.zip"):
+        toy_source((tmp_path / "toy.zip").as_uri()).fetch(tmp_path / "cache")

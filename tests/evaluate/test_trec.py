@@ -101,8 +101,13 @@ def test_ids_with_whitespace_are_refused(tmp_path):
     run.loc[0, "doc_id"] = "two words"
     with pytest.raises(DataError, match="whitespace"):
         write_trec_runs(run, tmp_path)
+    run.loc[0, "doc_id"] = "nul\x00byte"
+    with pytest.raises(DataError, match="control character"):
+        write_trec_runs(run, tmp_path)
 
 
 def test_query_lines_may_carry_their_id():
     assert query_id_and_text(3, "PLAIN-7\twhat causes fever") == ("PLAIN-7", "what causes fever")
     assert query_id_and_text(3, "what causes fever") == ("3", "what causes fever")
+    with pytest.raises(DataError, match="queries.tsv, line 3: qid 'q1' has no query text after the tab"):
+        query_id_and_text(3, "q1\t ", "queries.tsv")

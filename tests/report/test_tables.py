@@ -1,10 +1,12 @@
 """ehi.report.tables: the KMR, leaf-balance and ablation tables, from hand-made frames and from
 the committed results of the synthetic default (whose rendered CSV must come out again)."""
 
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 import yaml
 
 from ehi.core.io import read_table
@@ -104,3 +106,30 @@ def test_the_seed_figure_draws_seeds_that_agree(tmp_path):
     _, long = kmr_over_seeds_wide(pd.DataFrame(rows), ["ndcg@10"], [0.05, 0.1])
     path = plot_kmr_over_seeds(long, "ndcg@10", tmp_path / "seeds.png")
     assert Path(path).read_bytes()[:4] == b"\x89PNG"
+
+
+def _tampered_summary(change):
+    def tamper(path):
+        frame = read_table(path, "summary")
+        change(frame).to_parquet(path)
+    return tamper
+
+
+@pytest.mark.parametrize("change, said", [
+    (lambda f: f.assign(value=np.where(f.metric == "ndcg@10", np.nan, f.value)), "NaN value(s), first at dataset=scifact"),
+    (lambda f: pd.concat([f, f.iloc[:3]]), "6 rows repeat a key, first dataset=scifact, system="),
+    (lambda f: f.iloc[:0], "a summary table without rows"),
+])
+def test_the_report_refuses_a_summary_with_nan_metrics_repeated_keys_or_no_rows(tmp_path, change, said):
+    """A NaN metric would render as the mark of a budget not reached, a repeated row as a second
+    value: refused, naming the file, before anything is rendered."""
+    from ehi.core.errors import DataError
+    from ehi.report.tables import build_report
+
+    results = tmp_path / "scifact"
+    shutil.copytree(REPO / "results" / "scifact", results)
+    _tampered_summary(change)(results / "main" / "summary.parquet")
+    with pytest.raises(DataError) as err:
+        build_report(results, "scifact", ["main"], {}, ["ndcg@10"], [0.1], tmp_path / "tables", tmp_path / "figures")
+    assert str(err.value).startswith(f"{results / 'main' / 'summary.parquet'}: ") and said in str(err.value)
+    assert not (tmp_path / "tables").exists() or not any((tmp_path / "tables").iterdir())

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch
 
+from ehi.core.errors import SearchIndexError
 from ehi.model.tree import TreeIndexer
 from ehi.search.route import NumpyRouter
 
@@ -63,3 +64,16 @@ def test_exact_ties_go_to_the_lower_node_id_in_both_beam_searches(height, branch
         want = np.tile(np.arange(beam), (len(x), 1))  # at height 2: the lowest parents' children in id order
         np.testing.assert_array_equal(tree.beam_search(torch.from_numpy(x), beam)[0].numpy(), want)
         np.testing.assert_array_equal(router.beam_search(x, beam)[0], want)
+
+
+@pytest.mark.parametrize("per_node", [False, True])
+def test_weights_whose_logits_overflow_float32_are_refused(per_node):
+    tree, x = _tree(2, 4, per_node)
+    NumpyRouter.from_indexer(tree).beam_search(x, 4)  # a trained scale routes
+    largest = max(float(np.abs(v).max()) for v in NumpyRouter.from_indexer(tree).weights.values())
+    for factor in (1e38 / largest, 1e39):  # every weight still finite in float32 / past its range
+        with np.errstate(over="ignore"), pytest.raises(SearchIndexError, match="routing weights"):
+            NumpyRouter({k: v * factor for k, v in NumpyRouter.from_indexer(tree).weights.items()}, 2, 4)
+    with pytest.raises(SearchIndexError, match=r"A\.1 hold NaN or inf"):
+        weights = NumpyRouter.from_indexer(tree).weights
+        NumpyRouter({**weights, "A.1": weights["A.1"] * np.nan}, 2, 4)

@@ -148,3 +148,43 @@ def test_cli_trec_format_takes_query_ids_from_tab_separated_lines(built, capsys,
     assert {(line[1], line[5]) for line in lines} == {("Q0", "ehi@beam=2")}
     assert [int(line[3]) for line in lines] == [1, 2, 3, 1, 2, 3]
     assert all(float(a[4]) > float(b[4]) for a, b in zip(lines, lines[1:]) if a[0] == b[0])
+
+
+@pytest.mark.parametrize("text, said", [
+    ("Q-1\triver castle\nQ-1\tgarden forest\n", "line 2: qid 'Q-1' repeats line 1's; a TREC run needs each qid once"),
+    ("river castle\n1\tgarden forest\n", "line 2: qid '1' repeats line 1's; a TREC run needs each qid once"),  # a line number colliding with a qid
+    ("q1\t\nriver castle\n", "line 1: qid 'q1' has no query text after the tab"),
+    ("q\x001\triver castle\n", "line 1: qid 'q\\x001' before the tab is empty or holds whitespace or a control character"),
+    ("two words\triver castle\n", "line 1: qid 'two words' before the tab is empty or holds whitespace or a control character"),
+])
+def test_cli_trec_refuses_a_query_file_whose_qids_would_merge_or_change(built, capsys, tmp_path, text, said):
+    path = tmp_path / "queries.tsv"
+    path.write_text(text)
+    with pytest.raises(SystemExit) as exc:
+        main(["search", "--index", str(built["dir"]), "--queries-file", str(path), "--format", "trec", "--device", "cpu"])
+    assert str(exc.value.code) == f"ehi search: error: {path}, {said}"
+    assert capsys.readouterr().out == ""  # nothing written before the refusal
+
+
+def test_cli_trec_refuses_a_repeated_query_argument_and_a_doc_id_with_whitespace(built, capsys, tmp_path):
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    with pytest.raises(SystemExit) as exc:
+        main(["search", "--index", str(built["dir"]), "--query", "x\triver", "--query", "x\tcastle", "--format", "trec"])
+    assert "--query, line 2: qid 'x' repeats line 1's" in str(exc.value.code)
+    index_dir = tmp_path / "index"
+    shutil.copytree(built["dir"], index_dir)
+    table = pq.read_table(index_dir / "docs.parquet")
+    ids = table.column("doc_id").to_pylist()
+    pq.write_table(table.set_column(0, "doc_id", pa.array(ids[:-1] + ["last doc"], pa.string())), index_dir / "docs.parquet")
+    with pytest.raises(SystemExit) as exc:  # the last document is rarely a hit: checked before any line all the same
+        main(["search", "--index", str(index_dir), "--query", "river", "--format", "trec", "--device", "cpu"])
+    assert str(exc.value.code) == (f"ehi search: error: {index_dir / 'docs.parquet'}: doc_id 'last doc' holds whitespace "
+                                   "or a control character, which a TREC run file cannot carry (1 such)")
+    assert capsys.readouterr().out == ""
+    with pytest.raises(SystemExit):
+        main(["search", "--help"])
+    assert "its line number; every qid once" in " ".join(capsys.readouterr().out.split())  # the rule, stated

@@ -80,6 +80,13 @@ def _edit_doc_ids(change, kind=pa.string()):
     return edit
 
 
+def _scale_tensors(factor, only=lambda name: True):
+    def edit(path):
+        tensors = load_file(str(path))
+        save_file({k: v * factor if only(k) else v for k, v in tensors.items()}, str(path))
+    return edit
+
+
 def _offsets_falling(offsets):  # leaf 0 ends after leaf 1: a negative leaf size
     out = offsets.clone()
     out[1] = out[2] + 1
@@ -137,6 +144,19 @@ BROKEN = [
      "index.safetensors: doc_emb is torch.int64, expected torch.float32"),
     ("an inf router weight", "index/indexer.safetensors", _edit_tensors(**{"U.0.weight": lambda w: w + float("inf")}),
      "indexer.safetensors: NaN or inf in U.0.weight"),
+    ("an encoder of NaNs", "encoder/model.safetensors", _scale_tensors(float("nan")),
+     "model.safetensors: NaN or inf in "),
+    ("one encoder tensor of NaNs", "encoder/model.safetensors",
+     _scale_tensors(float("nan"), lambda k: k == "encoder.layer.1.output.dense.weight"),
+     "NaN or inf in encoder.layer.1.output.dense.weight (2048 of 2048 values)"),
+    ("every LayerNorm of inf", "encoder/model.safetensors", _scale_tensors(float("inf"), lambda k: "LayerNorm" in k),
+     "NaN or inf in embeddings.LayerNorm.bias"),
+    ("all-zero document embeddings", "index/index.safetensors", _edit_tensors(doc_emb=torch.zeros_like),
+     "index.safetensors: 40 of 40 document embeddings are all zero (first at row 0)"),
+    ("one zero document embedding", "index/index.safetensors",
+     _edit_tensors(doc_emb=lambda e: torch.cat([e[:7], torch.zeros_like(e[7:8]), e[8:]])), "1 of 40 document embeddings are all zero (first at row 7)"),
+    ("router weights x1e38 (finite, overflowing)", "index/indexer.safetensors", _scale_tensors(1e38),
+     "indexer.safetensors: routing weights "),
     ("a null doc id", "docs.parquet", _edit_doc_ids(lambda ids: [None] + ids[1:]), "docs.parquet: 1 empty or null doc_id(s), first at row 0"),
     ("an empty doc id", "docs.parquet", _edit_doc_ids(lambda ids: ids[:5] + [" "] + ids[6:]), "first at row 5"),
     ("integer doc ids", "docs.parquet", _edit_doc_ids(lambda ids: list(range(len(ids))), pa.int64()),
@@ -183,6 +203,17 @@ def test_the_command_prints_one_line_and_exits_1_without_a_traceback(built, tmp_
     proc = subprocess.run([sys.executable, "-m", "ehi.serve.cli", "info", "--index", str(index_dir), "--verbose"],
                           capture_output=True, text=True, env=env)
     assert proc.returncode == 1 and "Traceback (most recent call last)" in proc.stderr  # asked for
+
+
+@pytest.mark.parametrize("factor, said", [(1e30, "embeds to NaN or inf"), (0.0, "embeds to the zero vector")])
+def test_search_refuses_an_encoder_whose_probe_text_overflows_or_vanishes(built, tmp_path, factor, said):  # noqa: F811
+    # finite weights: only a forward pass tells (LayerNorm weights and biases scaled: x1e30 overflows, 0 zeroes)
+    index_dir = tmp_path / "index"
+    shutil.copytree(built["dir"], index_dir)
+    _scale_tensors(factor, lambda k: "LayerNorm" in k or "dense" in k)(index_dir / "encoder" / "model.safetensors")
+    with pytest.raises(SystemExit) as exc:
+        main(["search", "--index", str(index_dir), "--query", "river", "--device", "cpu"])
+    assert said in str(exc.value.code) and "\n" not in str(exc.value.code)
 
 
 def test_a_sound_index_passes_every_check(built):  # noqa: F811

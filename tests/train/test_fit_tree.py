@@ -55,3 +55,31 @@ def test_bad_input_names_the_argument():
         ehi.fit_tree(docs, docs[:3], np.array([[5, 0]]))
     with pytest.raises(UserError, match="init must be"):
         ehi.fit_tree(docs, init="random")
+
+
+@pytest.mark.parametrize("kwargs, said", [
+    ({"height": 6, "branching": 100}, "tree height=6, branching=100 has 1000000000000 leaves but the corpus has only 200"),
+    ({"height": 0}, "height must be an integer >= 1, got 0"),
+    ({"height": 1.5}, "height must be an integer >= 1, got 1.5"),
+    ({"branching": 1}, "branching must be an integer >= 2, got 1"),
+    ({"steps": -5}, "steps must be an integer >= 0, got -5"),
+    ({"batch_size": 0}, "batch_size must be an integer >= 1, got 0"),
+    ({"negatives": -1}, "negatives must be an integer >= 0, got -1"),
+    ({"seed": 2**64}, "seed must be at most 1073741824"),
+    ({"lr": float("nan")}, "lr must be a finite positive number, got nan"),
+    ({"lr": 0}, "lr must be a finite positive number, got 0"),
+    ({"threads": 0}, "threads must be an integer >= 1, got 0"),
+])
+def test_arguments_are_checked_before_anything_is_allocated(kwargs, said):
+    """One line each, before a tree is built: height=6, branching=100 would allocate 40 GB."""
+    docs = np.random.default_rng(0).standard_normal((200, 8)).astype(np.float32)
+    with pytest.raises(UserError) as err:
+        ehi.fit_tree(docs, **kwargs)
+    assert str(err.value) == said or str(err.value).startswith(said), str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_identical_documents_warn_that_leaves_are_empty():
+    docs = np.tile(np.random.default_rng(0).standard_normal((1, 8)).astype(np.float32), (200, 1))
+    with pytest.warns(UserWarning, match=r"fit_tree: leaf collapse: one leaf holds 100% of the 200 documents"):
+        ehi.fit_tree(docs, height=1, branching=4, steps=5, batch_size=32)

@@ -20,6 +20,11 @@ CASES = [  # (case, config file text layered over the test config, what the one 
     ("pq_m not dividing the dimension", "search: {pq_m: 5, systems: [ehi+tree-pq]}\n", "config search.pq_m: 5 does not divide"),
     ("an unknown loss", "train: {siamese_loss: hinge}\n", "config train.siamese_loss: unknown L_siamese 'hinge'; known: triplet"),
     ("more IVF lists than documents", "search: {ivf_nlist: [500]}\n", "config search.ivf_nlist: [500] exceed the corpus's 200"),
+    ("an alias bomb", "a0: &a0 [x, x]\n" + "".join(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 10)),
+     ", line 6: its aliases expand past 100,000 values"),  # a5: 2 x 9^5 values
+    ("a seed past what FAISS takes", "train: {seeds: [0, 18446744073709551616]}\n",
+     "config train.seeds[1]: 18446744073709551616 is greater than the maximum of 1073741824"),
+    ("train.seed not in train.seeds", "train: {seed: 5, seeds: [1, 2]}\n", "config train.seed: 5 is not in train.seeds [1, 2]"),
     ("an error in one datasets entry", "datasets:\n  a: {}\n  b: {train: {heigth: 2}}\n",
      "datasets entry 'b': config train.heigth: unknown key"),
 ]
@@ -44,7 +49,7 @@ def test_a_dry_run_refuses_in_one_line(tmp_path, case, text, names):
     proc = snakemake("-n", "all", "--configfile", TEST_CONFIG, str(path), workdir=workdir, check=False)
     refusal = one_line_refusal(proc, workdir)
     assert names in refusal
-    if case in ("an unknown top-level key", "a key given twice"):
+    if case in ("an unknown top-level key", "a key given twice", "an alias bomb"):
         assert str(path) in refusal
 
 

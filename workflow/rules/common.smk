@@ -11,6 +11,7 @@ from ehi.evaluate.metric_registry import families as metric_families
 from ehi.core.errors import exit_on_user_error
 from ehi.data.manifest import check_manifest
 from ehi.core.config import canonical
+from ehi.core.config_schema import variant_columns, variant_key_order
 from ehi.train.model_keys import model_settings
 from ehi.search.registry import rule_settings
 from ehi.evaluate.variant_systems import resolve as resolve_variant_systems
@@ -49,6 +50,9 @@ ENV = "../envs/ehi.yaml"
 VERSIONS = {stage: upstream_versions(stage) for stage in STAGES}
 
 
+TRAIN_KEY_ORDER = variant_key_order(os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"))
+
+
 def _ablation_variants():
     """{ablation name: [variant path]} with Paramspace-style key~value/... variant paths."""
     variants = {}
@@ -56,6 +60,7 @@ def _ablation_variants():
         # a key some rows leave out takes the main setting's value in them (paths stay comparable)
         table = pd.DataFrame(rows)
         table = table.fillna({k: config["train"][k] for k in table.columns}).infer_objects()
+        table = table[variant_columns(table.columns, TRAIN_KEY_ORDER)]  # one path per setting, however written
         variants[name] = list(Paramspace(table).instance_patterns)
     return variants
 
