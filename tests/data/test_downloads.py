@@ -103,6 +103,11 @@ def test_an_override_naming_a_file_the_source_lacks_is_refused(tmp_path, monkeyp
         SOURCES["scifact"].fetch(tmp_path / "cache")
 
 
+def _fetched(source: Source, cache_dir):
+    """The source's dataset as a preparation reads it: fetched (or found in the cache), then parsed."""
+    return source.load_local(source.fetch(cache_dir))
+
+
 def _md5(data: bytes) -> str:
     return hashlib.md5(data).hexdigest()
 
@@ -113,11 +118,11 @@ def test_a_cached_archive_is_checked_against_the_current_md5_and_fetched_again(t
     old, new = fx.beir_zip("toy")["toy.zip"], fx.beir_zip("toy", n_docs=30)["toy.zip"]
     with serve({"toy.zip": old}) as served:
         url = served.url + "toy.zip"
-        assert len(toy_source(url, md5=_md5(old)).load(tmp_path / "cache").corpus) == 40
-        assert len(toy_source(url, md5=_md5(old)).load(tmp_path / "cache").corpus) == 40
+        assert len(_fetched(toy_source(url, md5=_md5(old)), tmp_path / "cache").corpus) == 40
+        assert len(_fetched(toy_source(url, md5=_md5(old)), tmp_path / "cache").corpus) == 40
         assert len(served.requests) == 1  # a matching cached copy asks for nothing
         served.files["toy.zip"] = new
-        assert len(toy_source(url, md5=_md5(new)).load(tmp_path / "cache").corpus) == 30
+        assert len(_fetched(toy_source(url, md5=_md5(new)), tmp_path / "cache").corpus) == 30
         assert len(served.requests) == 2
     record = json.loads((tmp_path / "cache" / "toy" / "checksums.json").read_text())
     assert record == {"toy.zip": hashlib.sha256(new).hexdigest()}
@@ -147,7 +152,7 @@ def test_an_archive_that_does_not_unpack_leaves_the_cache_and_the_fixed_mirror_i
         assert not (tmp_path / "cache" / "toy" / "downloads" / "toy.zip").exists()
         assert json.loads((tmp_path / "cache" / "toy" / "checksums.json").read_text()) == {}
         served.files["toy.zip"] = good  # the mirror fixed: fetched and trusted anew, no "changed upstream"
-        assert len(toy.load(tmp_path / "cache").corpus) == 40
+        assert len(_fetched(toy, tmp_path / "cache").corpus) == 40
 
 
 def test_a_file_url_is_refused_as_such_not_as_a_corrupt_download(tmp_path):
