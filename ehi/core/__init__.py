@@ -4,6 +4,6 @@ user can fix), ``config`` (typed-section base, canonical params), ``config_files
 ``config_schema`` and ``config_values`` (the config read and refused in one line), ``plugins``
 (extensions), ``kernels`` (pinned CPU code paths), ``pretrained`` and ``hub_cache`` (the offline
 encoder, the Hugging Face cache), ``ivf`` (FAISS-IVF's quantizer), ``ranking`` (the rules rankings
-are read by), ``rank_metrics`` (ranx's ranking metrics without numba), ``versions`` and
+are read by), ``work`` (the cost model: documents scored plus routing), ``rank_metrics`` (ranx's ranking metrics without numba), ``versions`` and
 ``staleness`` (stage versions and the results they made), ``rule_script`` (the start of every
 rule script)."""

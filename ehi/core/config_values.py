@@ -45,6 +45,8 @@ def encoder_dim(name: str) -> int | None:
     if key in MINILM_ALIASES:
         return _config_dim(minilm_path() / "config.json")
     path = Path(name)
+    if (path / "tower.json").is_file() or (path / "doc_ids.txt").is_file():
+        return None  # a vector tower (ehi.model.tower): its width is its vectors', checked when loaded
     if path.exists():  # as load_encoder: an existing path is a local folder
         if not (path / "config.json").is_file():
             raise ConfigError(f"config encoder.name: {name!r} is a local path without a config.json; "

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 from ehi import __version__
 from ehi.core.errors import DataError, one_line
-from ehi.core.schemas import KEYED, schema
+from ehi.core.schemas import KEYED, OPTIONAL, schema
 from ehi.core.kernels import kernel_settings
 from ehi.core.versions import VERSIONS
 
@@ -139,6 +139,9 @@ def cast_table(df: pd.DataFrame, kind: str, keep_extra: bool = False) -> pa.Tabl
     With ``keep_extra`` the columns beyond the schema follow it, with their inferred types.
     """
     target = schema(kind)
+    df = with_optional_columns(df, kind)
+    # an optional column nothing filled is left out, so a table without it is the file it always was
+    target = pa.schema([f for f in target if f.name not in OPTIONAL.get(kind, ()) or df[f.name].notna().any()])
     missing = [name for name in target.names if name not in df.columns]
     if missing:
         raise ValueError(f"{kind} table lacks column(s) {missing}; expected {target.names}")
@@ -197,6 +200,7 @@ def read_table(path: str | os.PathLike, kind: str | None = None) -> pd.DataFrame
     with _readable_parquet(path):
         df = pq.read_table(path).to_pandas()
     if kind is not None:
+        df = with_optional_columns(df, kind)
         missing = [c for c in schema(kind).names if c not in df.columns]
         if missing:
             raise DataError(f"{path}: not a {kind} table, missing column(s) {missing}")
@@ -220,6 +224,12 @@ def check_keyed_rows(df: pd.DataFrame, kind: str, path) -> None:
     repeated = df.duplicated(list(keys), keep=False)
     if repeated.any():
         raise DataError(f"{path}: {int(repeated.sum())} rows repeat a key, first {named(df[repeated])}")
+
+
+def with_optional_columns(df: pd.DataFrame, kind: str) -> pd.DataFrame:
+    """``df`` with the optional columns of ``kind`` it lacks (:data:`ehi.core.schemas.OPTIONAL`) as nulls."""
+    absent = [c for c in OPTIONAL.get(kind, ()) if c not in df.columns]
+    return df.assign(**{c: float("nan") for c in absent}) if absent else df
 
 
 def read_provenance(path: str | os.PathLike) -> dict:

@@ -37,6 +37,8 @@ SCHEMAS: dict[str, pa.Schema] = {
             *_RUN_BUDGET,
             # documents this query scored; frac_visited = n_scored / corpus size
             ("n_scored", pa.int64()),
+            # centroids or router rows it scored first (ehi.core.work); frac_work = (n_scored + n_routed) / N
+            ("n_routed", pa.int64()),
         ]
     ),
     "per_query": pa.schema(
@@ -44,6 +46,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("dataset", pa.string()),
             *_RUN_BUDGET,
             ("frac_visited", pa.float64()),
+            ("frac_work", pa.float64()),
             ("query_id", pa.string()),
             ("metric", pa.string()),
             ("value", pa.float64()),
@@ -54,6 +57,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("dataset", pa.string()),
             *_RUN_BUDGET,
             ("frac_visited", pa.float64()),
+            ("frac_work", pa.float64()),
             ("metric", pa.string()),
             ("value", pa.float64()),
         ]
@@ -108,6 +112,11 @@ SCHEMAS: dict[str, pa.Schema] = {
 KEYED = {
     "summary": (("dataset", "system", "variant", "budget_param", "budget_value", "metric"), "value"),
 }
+
+# Columns a table may lack (a search that counted no routing, search.budget_cost documents): the
+# writer leaves out one nothing filled and the reader fills a missing one with nulls, so a table
+# without it is the file it always was and still reads and renders.
+OPTIONAL = {"run": ("n_routed",), "per_query": ("frac_work",), "summary": ("frac_work",)}
 
 
 def schema(kind: str) -> pa.Schema:

@@ -3,4 +3,5 @@ budget), ``metrics`` and ``metric_registry`` (per-query metrics by name: registe
 ranking metrics of ``native_scorers`` and the psp@k of ``xmc``, ranx for any other name),
 ``stats`` (paired significance tests), ``seeds`` (seeds as a dimension), ``variant_systems``
 (ablation systems beside the main setting), ``trec`` (TREC run files), ``dev_tuning`` and
-``tree_recipe`` (how the recipe was chosen on dev)."""
+``tree_recipe`` (how the recipe was chosen on dev), ``world_calibration`` (the vector world's
+difficulty set once against a real collection, on exact search)."""

@@ -19,6 +19,8 @@ bit for bit; tests/evaluate/test_metrics.py checks them against ir-measures):
   train split's label frequencies, so these metrics need ``inv_prop`` (one value per corpus row).
 * ``frac_visited`` of a query = its ``n_scored`` / corpus size (NaN for a query missing from the
   run, whose count is unknown); a summary's ``frac_visited`` is the mean over queries.
+* ``frac_work`` of a query = (``n_scored`` + ``n_routed``) / corpus size: the documents and the
+  centroids or router rows it scored (:mod:`ehi.core.work`); NaN where the run has no routing count.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ import numpy as np
 import pandas as pd
 
 from ehi.data.judgements import relevant
+from ehi.core.io import with_optional_columns
 from ehi.core.schemas import schema
+from ehi.core.work import fraction_of_work
 from ehi.data.dataset import qrels_dict
 from ehi.evaluate.metric_registry import MetricContext, ranx_names, registered, scorers
 from ehi.evaluate.native_scorers import judged_qids
@@ -42,8 +46,9 @@ GROUP = ["system", "variant", "budget_param", "budget_value"]  # one search = on
 
 
 def run_frame(query_ids, doc_ids_of_rows, rows, scores, system: str, variant: str, budget_param: str,
-              budget_value: float, n_scored) -> pd.DataFrame:
-    """One search's results (rows/scores (nq, k), -1 padded) as a ``run`` table, ranks from 1."""
+              budget_value: float, n_scored, n_routed=None) -> pd.DataFrame:
+    """One search's results (rows/scores (nq, k), -1 padded) as a ``run`` table, ranks from 1;
+    ``n_routed`` (nq,): each query's routing units (None: not counted, a null column)."""
     rows = np.asarray(rows)
     valid = rows >= 0  # (nq, k)
     q_idx = np.nonzero(valid)[0]
@@ -58,6 +63,8 @@ def run_frame(query_ids, doc_ids_of_rows, rows, scores, system: str, variant: st
         "budget_param": budget_param,
         "budget_value": float(budget_value),
         "n_scored": np.asarray(n_scored, dtype=np.int64)[q_idx],
+        "n_routed": (np.full(len(q_idx), np.nan) if n_routed is None
+                     else np.asarray(n_routed, dtype=np.float64)[q_idx]),
     })
     return frame[schema("run").names]
 
@@ -105,6 +112,7 @@ def per_query_metrics(run_df: pd.DataFrame, qrels_df: pd.DataFrame, dataset: str
     Metrics of a registered family (:mod:`ehi.evaluate.metric_registry`: nDCG, MRR, recall,
     precision, hits, psp and plugins') are computed by it, any other name by ranx: ``psp@k`` needs
     ``inv_prop`` (inverse propensity per corpus row) and ``doc_ids`` (the corpus ids in row order)."""
+    run_df = with_optional_columns(run_df, "run")
     names = capped_metrics(ranx_names(metrics), corpus_size)
     computed = sorted(set(names.values()))
     custom = [n for members in registered(metrics).values() for n in members]
@@ -117,10 +125,11 @@ def per_query_metrics(run_df: pd.DataFrame, qrels_df: pd.DataFrame, dataset: str
         values = _ranx_values(qrels_df, group, computed, qids) if computed else {}
         for score in own:
             values = {**values, **score(group)}
-        n_scored = group.groupby("query_id").n_scored.first()
-        frac = n_scored.reindex(qids).to_numpy(dtype=np.float64) / corpus_size
+        counts = group.groupby("query_id")[["n_scored", "n_routed"]].first().reindex(qids)
+        frac = counts.n_scored.to_numpy(dtype=np.float64) / corpus_size
+        work = fraction_of_work(counts.n_scored, counts.n_routed, corpus_size)
         for nominal, ranx_name in names.items():
-            frame = pd.DataFrame({"query_id": qids, "metric": nominal, "frac_visited": frac,
+            frame = pd.DataFrame({"query_id": qids, "metric": nominal, "frac_visited": frac, "frac_work": work,
                                   "value": np.asarray(values[ranx_name], dtype=np.float64)})
             frames.append(frame.assign(dataset=dataset, **dict(zip(GROUP, key))))
     if not frames:
@@ -133,8 +142,10 @@ def summarize(per_query_df: pd.DataFrame) -> pd.DataFrame:
     changes with every run and the machine's load, so it stays in the search's own ``qps`` table
     (git-ignored), and a summary is the same on every run of the same code."""
     keys = ["dataset", *GROUP]
+    per_query_df = with_optional_columns(per_query_df, "per_query")
     summary = (per_query_df.groupby([*keys, "metric"], sort=False)
-               .agg(frac_visited=("frac_visited", "mean"), value=("value", "mean")).reset_index())
+               .agg(frac_visited=("frac_visited", "mean"), frac_work=("frac_work", "mean"),
+                    value=("value", "mean")).reset_index())
     return summary[schema("summary").names]
 
 

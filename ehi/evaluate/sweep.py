@@ -56,20 +56,19 @@ def _ehi_tree(index_dir, settings: SearchConfig, pq: bool = False):
                                  if pq else {}))
     searcher.set_threads(settings.threads)
     budgets = beam_grid(len(index.leaf_sizes), settings.ehi_beams)
-    return "beam", budgets, searcher.search, {"n_leaves": len(index.leaf_sizes), **params}
+    return "beam", budgets, searcher, {"n_leaves": len(index.leaf_sizes), **params}
 
 
 def _anns(kind, corpus_emb, tune_emb, settings: SearchConfig):
     params = {}
     if ann_kind(kind).tuned:
         grid = default_grid(kind, len(corpus_emb), settings)
-        params, curves = tune_on_dev(kind, corpus_emb, tune_emb, grid=grid)
+        params, curves = tune_on_dev(kind, corpus_emb, tune_emb, grid=grid, cost=settings.budget_cost)
         log.info("%s: tuned on %d %s queries over %d builds -> %s", kind, len(tune_emb), settings.tune_split,
                  curves.params.nunique(), params)
     searcher = build_searcher(kind, corpus_emb, **params)
     searcher.set_threads(settings.threads)
-    search = lambda q, k, b: searcher.search(q, k, b)  # noqa: E731
-    return searcher.budget_param, searcher.default_sweep(), search, params
+    return searcher.budget_param, searcher.default_sweep(), searcher, params
 
 
 def search_system(system: str, variant: str, dataset: Dataset, corpus_emb: np.ndarray, query_emb: np.ndarray,
@@ -81,21 +80,24 @@ def search_system(system: str, variant: str, dataset: Dataset, corpus_emb: np.nd
     queries = np.ascontiguousarray(query_emb[rows])
     k = min(settings.k, len(corpus_emb))
     if method in TREES:
-        param, budgets, search, built = _ehi_tree(index_dir, settings, pq=method != TREE)
+        param, budgets, searcher, built = _ehi_tree(index_dir, settings, pq=method != TREE)
     else:
         if ann_kind(method).tuned and settings.tune_split == split:  # tuning on the test queries
             raise ConfigError(f"search.tune_split {split!r} is the evaluated split; tune on another split")
         tune_rows = split_rows(dataset, settings.tune_split) if ann_kind(method).tuned else rows[:0]
-        param, budgets, search, built = _anns(method, corpus_emb, query_emb[tune_rows], settings)
+        param, budgets, searcher, built = _anns(method, corpus_emb, query_emb[tune_rows], settings)
     query_ids = dataset.queries.query_id.to_numpy()[rows]
     doc_ids = dataset.corpus.doc_id.to_numpy()
     runs, timings = [], []
     for budget in budgets:
-        found, scores, n_scored = search(queries, k, budget)
-        runs.append(run_frame(query_ids, doc_ids, found, scores, system, variant, param, budget, n_scored))
-        timing = time_search(lambda q: search(q, k, budget), queries, settings.batch_size, settings.threads)
+        found, scores, n_scored = searcher.search(queries, k, budget)
+        n_routed = np.full(len(queries), searcher.routing_units(budget), dtype=np.int64)
+        runs.append(run_frame(query_ids, doc_ids, found, scores, system, variant, param, budget, n_scored,
+                              n_routed if settings.budget_cost == "work" else None))
+        timing = time_search(lambda q: searcher.search(q, k, budget), queries, settings.batch_size, settings.threads)
         timings.append({"system": system, "variant": variant, "budget_param": param, "budget_value": float(budget), **timing})
-        log.info("%s %s=%s: %.2f%% scored, %.0f qps", system, param, budget,
-                 100 * n_scored.mean() / len(corpus_emb), timing["qps"])
+        log.info("%s %s=%s: %.2f%% scored, %.2f%% of work, %.0f qps", system, param, budget,
+                 100 * n_scored.mean() / len(corpus_emb), 100 * (n_scored.mean() + n_routed[0]) / len(corpus_emb),
+                 timing["qps"])
     log.info("%s built with %s", system, built)
     return pd.concat(runs, ignore_index=True), pd.DataFrame(timings)

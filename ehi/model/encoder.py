@@ -130,7 +130,12 @@ def _tiny_random_model(seed: int = 0):
 def load_encoder(
     name_or_path: str, max_length: int = 128, device: str | None = "auto", seed: int = 0
 ) -> Encoder:
-    """Load an encoder by alias, local folder or hub id (see the module docstring)."""
+    """Load an encoder by alias, local folder or hub id (see the module docstring); a tower folder
+    or an embeddings folder gives the vector tower (ehi.model.tower)."""
+    from ehi.model.tower import is_tower_folder, load_tower
+
+    if is_tower_folder(name_or_path):
+        return load_tower(name_or_path, seed=seed, device=pick_device(device))
     from transformers import AutoModel, AutoTokenizer
 
     from transformers.utils import logging as hf_logging

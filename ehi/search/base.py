@@ -8,6 +8,9 @@ inner product is a cosine. ``search(queries, k, budget_value)`` returns
 * ``n_scored`` (nq,)   int64, how many documents the index computed a score for, for that query.
 
 ``n_scored / N`` is the query's fraction of the corpus visited: the budget axis of the KMR curve.
+``routing_units(budget_value)`` says what a query scores before any document to choose where to
+search (centroids, router rows; :mod:`ehi.core.work` states the cost model), so a budget can also
+be read as a fraction of work, ``(n_scored + routing) / N``.
 Each searcher names the knob it sweeps (``budget_param``) and proposes a default sweep that reaches
 the low fractions (1-5 %) as well as the full corpus.
 """
@@ -74,6 +77,12 @@ class Searcher(abc.ABC):
     @abc.abstractmethod
     def search(self, queries: np.ndarray, k: int, budget_value: int) -> SearchResult:
         """Top-k rows, their scores and the per-query number of documents scored."""
+
+    def routing_units(self, budget_value: int) -> int:
+        """Inner products a query computes at ``budget_value`` to choose where to search, beside its
+        ``n_scored`` documents (:mod:`ehi.core.work`). 0 here: exact search routes nothing, and a graph
+        index counts its descent among its distance computations. Partition indexes override it."""
+        return 0
 
     def search_ids(self, queries: np.ndarray, k: int, budget_value: int) -> tuple[np.ndarray, np.ndarray]:
         """The same ranking without the accounting: what a timing measures."""

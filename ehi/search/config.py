@@ -28,6 +28,9 @@ class SearchConfig(Section):
     # true: ivf_nlist and scann_leaves are the grid rule dev_leaf_count swept for the tree's leaf
     # count, so no partition index may try finer lists than another
     lists_from_leaf_count: bool = False
+    # what a budget counts: "documents" scored, or "work", documents plus the centroids routing
+    # scores (ehi.core.work); "work" also records each query's routing (runs n_routed, tables frac_work)
+    budget_cost: str = "documents"
     pq_m: int | None = None  # PQ sub-quantizers of tree-pq and faiss-ivfpq; None: 2 bits per dimension
     pq_nbits: int = 4  # bits per PQ code: 4 = FAISS fast scan, 8 = IndexIVFPQ
     pq_rerank: int = 1000  # best candidates re-scored exactly (0 = codes only)

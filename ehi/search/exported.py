@@ -106,6 +106,10 @@ class ExportedIndex(Searcher):
             return leaves, scores
         return self.router.beam_search(aug[:, : self.dim], int(beam))
 
+    def routing_units(self, budget_value: int) -> int:
+        """Height 1: FAISS's quantizer scores every leaf centroid; else the router's count."""
+        return int(self.ivf.nlist) if self.router is None else self.router.routing_units(int(budget_value))
+
     def _k_base(self, k: int) -> int:
         return max(k, self.rerank) if self.refine is not None else k
 

@@ -109,6 +109,9 @@ class IVFSearcher(FaissSearcher):
         scores, rows = self.index.search_preassigned(queries, k, lists, coarse_scores)
         return (*pad_results(rows, scores, k), n_scored.astype(np.int64))
 
+    def routing_units(self, budget_value: int) -> int:
+        return int(self.index.nlist)  # the flat quantizer scores every centroid to pick nprobe lists
+
     def search_ids(self, queries, k, budget_value):
         self.index.nprobe = max(1, min(int(budget_value), self.index.nlist))
         scores, rows = self.index.search(as_matrix(queries), k)

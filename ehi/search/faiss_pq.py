@@ -144,6 +144,9 @@ class IVFPQSearcher(FaissSearcher):
         rows, scores = self.search_ids(queries, k, nprobe)
         return rows, scores, self.list_sizes[lists].sum(axis=1).astype(np.int64)
 
+    def routing_units(self, budget_value: int) -> int:
+        return int(self.ivf.nlist)  # the coarse quantizer, as IVF-Flat's (ehi.core.work)
+
     def search_ids(self, queries, k, budget_value):
         nprobe = max(1, min(int(budget_value), self.ivf.nlist))
         scores, rows = self._owner.search(as_matrix(queries), int(k), params=self._params(k, nprobe))

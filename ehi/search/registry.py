@@ -43,7 +43,8 @@ TREE_PQ = "tree-pq"  # the same search over EHI's leaves as PQ codes (ehi.search
 TREES = (TREE, TREE_PQ)  # the searches of an EHI index
 TREE_SETTINGS = ("ehi_beams",)
 PQ_SETTINGS = ("pq_m", "pq_nbits", "pq_rerank")  # search.* keys of the PQ codes (tree-pq, faiss-ivfpq)
-COMMON_SETTINGS = ("k", "batch_size", "threads")  # search.* keys every system's search reads
+COMMON_SETTINGS = ("k", "batch_size", "threads", "budget_cost")  # search.* keys every system's search reads
+UNLISTED_DEFAULTS = {"lists_from_leaf_count": False, "budget_cost": "documents"}  # left out of params at these values
 
 
 def _list_sizes(n_docs: int) -> list[int]:
@@ -182,9 +183,10 @@ def rule_settings(search_section: dict, system: str) -> dict:
         keys = COMMON_SETTINGS + TREE_SETTINGS + PQ_SETTINGS
     else:
         keys = ann_kind(search).rule_settings_keys()
-    # lists_from_leaf_count enters only when set, so runs that leave it off keep their params
+    # these enter only when set, so runs that keep their defaults keep their params
     return canonical({key: search_section[key] for key in keys
-                      if key in search_section and (key != "lists_from_leaf_count" or search_section[key])})
+                      if key in search_section
+                      and (key not in UNLISTED_DEFAULTS or search_section[key] != UNLISTED_DEFAULTS[key])})
 
 
 def build_searcher(kind: str, emb: np.ndarray, **params) -> Searcher:

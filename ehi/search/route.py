@@ -24,6 +24,7 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 from ehi.core.errors import SearchIndexError
+from ehi.core.work import tree_routing_units
 
 
 BLAS_LIMIT_FROM = 64  # queries per call from which the BLAS thread limit is set
@@ -98,6 +99,11 @@ class NumpyRouter:
     @property
     def n_leaves(self) -> int:
         return self.branching**self.height
+
+    def routing_units(self, beam: int) -> int:
+        """Inner products of the query's width one query's beam search computes (ehi.core.work)."""
+        hidden = self.weights["U.0"].shape[0] if self.per_node else None
+        return tree_routing_units(self.height, self.branching, beam, self.dim, hidden, self.per_node)
 
     def level_logits(self, h: int, x: np.ndarray, shared: np.ndarray, nodes: np.ndarray) -> np.ndarray:
         """Child logits at level h under parents ``nodes`` (n, m) -> (n, m, B); ``shared`` (n, H*B)."""

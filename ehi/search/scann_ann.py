@@ -156,6 +156,9 @@ class ScannSearcher(Searcher):
         n_scored = self.leaf_sizes[self.searched_leaves(queries, leaves)].sum(axis=1)
         return rows, scores, n_scored.astype(np.int64)
 
+    def routing_units(self, budget_value: int) -> int:
+        return len(self.centers)  # every partition centre is scored to pick the leaves to search
+
     def search_ids(self, queries, k, budget_value):
         kwargs = {"leaves_to_search": self._leaves(budget_value), "final_num_neighbors": int(k)}
         if self.params["reorder_k"] > 0:

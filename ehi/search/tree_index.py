@@ -107,6 +107,12 @@ class EHIIndex:
             self._searcher = self.searcher()
         return self._searcher.search(query_emb, k, beam)
 
+    def routing_units(self, beam: int) -> int:
+        """Router inner products one query's search at ``beam`` computes (:mod:`ehi.core.work`)."""
+        if self._searcher is None:
+            self._searcher = self.searcher()
+        return self._searcher.routing_units(beam)
+
     def save(self, out_dir: str | os.PathLike) -> Path:
         """Write the index directory atomically (a crash leaves the old one or none)."""
         with atomic_dir(out_dir) as tmp:

@@ -48,7 +48,11 @@ class TrainData:
         return [dict(zip(r.tolist(), g.tolist())) for r, g in zip(self.relevant, grades)]
 
     def cache_frozen_layers(self, encoder: Encoder, k: int, root: Path, dtype: str, batch_size: int) -> None:
-        """Freeze the encoder's bottom ``k`` layers and cache their outputs for every text."""
+        """Freeze the encoder's bottom ``k`` layers and cache their outputs for every text. A vector
+        tower's input is already that cache (precomputed vectors): the whole tower is frozen."""
+        if getattr(encoder, "precomputed", False):
+            encoder.requires_grad_(False)
+            return
         freeze_bottom(encoder, k)
         self.doc_layers = build_layer_cache(encoder, self.doc_texts, k, root / "corpus", dtype, batch_size, True)
         self.query_layers = build_layer_cache(encoder, self.query_texts, k, root / "queries", dtype, batch_size)

@@ -25,19 +25,31 @@ from ehi.model.tree import TreeIndexer
 from ehi.model.tree_init import ivf_centroids, kmeans_init_
 from ehi.model.tree_stats import leaf_size_stats, leaf_sizes
 from ehi.core.ranking import at_budget
+from ehi.core.work import tree_routing_units
 from ehi.train.dev_eval import beam_points, ranking_metrics, top_rows
 
 AUC_BUDGETS = (0.01, 0.02, 0.05, 0.1)
 
 
+COSTS = ("documents", "work")  # what a budget counts: documents scored, or with the routing (ehi.core.work)
+
+
+def tree_routing(tree: TreeIndexer):
+    """beam -> the inner products the exported tree's search routes one query with (ehi.core.work)."""
+    return lambda beam: tree_routing_units(tree.height, tree.branching, beam, tree.dim, tree.hidden, tree.per_node)
+
+
 @torch.no_grad()
 def tree_curve(tree: TreeIndexer, q_emb: np.ndarray, doc_emb: np.ndarray, doc_leaf: np.ndarray,
-               relevant: list[np.ndarray], prefix: str, budgets=AUC_BUDGETS) -> dict[str, float]:
+               relevant: list[np.ndarray], prefix: str, budgets=AUC_BUDGETS, cost: str = "documents") -> dict[str, float]:
     """``{prefix}_ndcg@10@<b>`` and ``{prefix}_frac@<b>`` per budget, ``{prefix}_auc`` (their mean
-    nDCG@10) and the leaf balance ``{prefix}_leaf_max_over_mean`` / ``{prefix}_leaf_empty``."""
+    nDCG@10) and the leaf balance ``{prefix}_leaf_max_over_mean`` / ``{prefix}_leaf_empty``;
+    ``cost``: budgets as fractions of documents scored or of work (documents + routing)."""
+    if cost not in COSTS:
+        raise ValueError(f"cost must be one of {COSTS}, got {cost!r}")
     sizes = leaf_sizes(doc_leaf, tree.n_leaves)
     q = torch.from_numpy(np.ascontiguousarray(q_emb, dtype=np.float32))
-    points = beam_points(tree, q, sizes, len(doc_emb), max(budgets))
+    points = beam_points(tree, q, sizes, len(doc_emb), max(budgets), tree_routing(tree) if cost == "work" else None)
     scores = q_emb @ doc_emb.T  # (n, N)
     out, values = {}, []
     for b in budgets:

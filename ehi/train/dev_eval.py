@@ -40,13 +40,15 @@ def top_rows(scores: np.ndarray, k: int = TOP) -> np.ndarray:
     return np.pad(rows, ((0, 0), (0, k - k_eff)), constant_values=-1)
 
 
-def beam_points(tree: TreeIndexer, q: torch.Tensor, sizes: np.ndarray, n_docs: int, top: float) -> list:
+def beam_points(tree: TreeIndexer, q: torch.Tensor, sizes: np.ndarray, n_docs: int, top: float,
+                routing=None) -> list:
     """(measured fraction, beam, leaves (n, beam)) for beams 1, 2, ... until the fraction passes
-    twice ``top`` (fractions grow near-monotonically with the beam, never exactly)."""
+    twice ``top`` (fractions grow near-monotonically with the beam, never exactly). ``routing``
+    (beam -> units a query), when given, adds the routing to each fraction: a fraction of work."""
     points = []
     for beam in range(1, tree.n_leaves + 1):
         leaves = tree.beam_search(q, beam)[0].cpu().numpy()  # (n, beam)
-        frac = float(sizes[leaves].sum(1).mean() / n_docs)
+        frac = float((sizes[leaves].sum(1).mean() + (routing(beam) if routing else 0)) / n_docs)
         points.append((frac, beam, leaves))
         if frac > 2 * top:
             break

@@ -39,7 +39,7 @@ def test_beam_grid_configured_default_and_out_of_range():
 
 def test_exact_and_full_probe_ivf_return_the_same_run(tiny_dataset, embeddings):
     docs, queries = embeddings
-    settings = SearchConfig(k=10, ivf_nlist=[4])
+    settings = SearchConfig(k=10, ivf_nlist=[4], budget_cost="work")
     exact, exact_qps = search_system("de+exact", "main", tiny_dataset, docs, queries, "test", settings)
     ivf, _ = search_system("de+faiss-ivf", "main", tiny_dataset, docs, queries, "test", settings)
     assert len(exact_qps) == 1 and exact.budget_param.unique().tolist() == ["exact"]
@@ -48,19 +48,22 @@ def test_exact_and_full_probe_ivf_return_the_same_run(tiny_dataset, embeddings):
     assert full.doc_id.tolist() == exact.doc_id.tolist() and (full.n_scored == len(docs)).all()
     cheap = ivf[ivf.budget_value == 1]
     assert (cheap.n_scored < len(docs)).all()
+    assert (ivf.n_routed == 4).all() and (exact.n_routed == 0).all()  # 4 centroids a query; exact routes nothing
     # a plain dict is read as the same typed settings
     again, _ = search_system("de+exact", "main", tiny_dataset, docs, queries, "test", {"k": 10})
     assert again.doc_id.tolist() == exact.doc_id.tolist()
+    assert again.n_routed.isna().all()  # the default cost counts no routing
 
 
 def test_ehi_tree_at_its_full_beam_is_exact_search(tiny_dataset, embeddings, tmp_path):
     docs, queries = embeddings
     torch.manual_seed(0)
     EHIIndex.build(docs, TreeIndexer(dim=16, height=1, branching=4)).save(tmp_path / "index")
-    settings = SearchConfig(k=10, ehi_beams=[1, 4])
+    settings = SearchConfig(k=10, ehi_beams=[1, 4], budget_cost="work")
     tree, qps = search_system("ehi+tree", "main", tiny_dataset, docs, queries, "test", settings, tmp_path / "index")
     exact, _ = search_system("ehi+exact", "main", tiny_dataset, docs, queries, "test", settings)
     assert sorted(tree.budget_value.unique()) == [1.0, 4.0] and set(qps.budget_param) == {"beam"}
     full = tree[tree.budget_value == 4]
     assert full.doc_id.tolist() == exact.doc_id.tolist()
     assert (tree[tree.budget_value == 1].n_scored <= len(docs)).all()
+    assert (tree.n_routed == 4).all()  # one level of 4 leaf centroids, whatever the beam

@@ -31,3 +31,11 @@ def test_scann_leaves_beside_it_is_refused():
 
     why = refused(config({"search": {"lists_from_leaf_count": True, "scann_leaves": [8, 16]}}))
     assert why.startswith("config search.scann_leaves: with search.lists_from_leaf_count")
+
+
+def test_the_work_cost_enters_every_search_only_when_set():
+    for system in ("de+faiss-ivf", "de+exact", "ehi+tree"):
+        assert "budget_cost" not in rule_settings(SEARCH, system)
+        assert "budget_cost" not in rule_settings({**SEARCH, "budget_cost": "documents"}, system)
+        # every search records its routing under "work", so each reruns when it is set
+        assert rule_settings({**SEARCH, "budget_cost": "work"}, system)["budget_cost"] == "work"

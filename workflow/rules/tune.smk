@@ -37,6 +37,8 @@ rule dev_leaf_count:
     params:
         data_dir=data_dir,
         ivf_nlist=config["search"]["ivf_nlist"],
+        # enters only when set, so runs that keep the default cost keep their params
+        **({"cost": config["search"]["budget_cost"]} if config["search"]["budget_cost"] != "documents" else {}),
     log:
         f"logs/{DS}/dev_leaf_count.log",
     benchmark:

@@ -19,7 +19,7 @@ dev_q, dev_rel, _, _ = split_arrays(dataset, load_array(inp.queries), "dev")
 if not len(dev_q):
     raise SystemExit(f"dataset {dataset.name!r} has no judged dev queries: branching auto needs a dev split")
 grid = params.ivf_nlist or [g["nlist"] for g in default_grid("faiss-ivf", len(doc_emb))]
-chosen, table = choose_leaf_count(doc_emb, dev_q, dev_rel, grid)
+chosen, table = choose_leaf_count(doc_emb, dev_q, dev_rel, grid, cost=getattr(params, "cost", "documents"))
 write_parquet(pa.Table.from_pandas(table, preserve_index=False), out.table, {"kind": "dev_leaf_count", "grid": grid})
 with atomic_path(out.md) as tmp:
     tmp.write_text(summary_markdown(table, chosen, len(doc_emb)))

@@ -1,0 +1,47 @@
+"""The cost model of a query: documents scored plus the routing that chose them.
+
+A partition index pays twice per query: it scores the centroids (or router rows) that pick where
+to search, then the documents there. ``n_scored / N``, the fraction of documents scored, counts
+the second part only; at 1,000 lists over 5,000 documents the first part alone is 20% of an
+exhaustive scan. The unit here is one inner product of the query's dimension d:
+
+* a document scored = 1 unit (exact, or by its PQ code: the QPS axis measures what codes save);
+* a centroid scored = 1 unit: IVF's flat quantizer scores all ``nlist`` centroids a query, ScaNN
+  all its leaf centres, an exported one-level EHI tree all its ``B`` leaf centroids;
+* EHI's beam search (:class:`ehi.search.route.NumpyRouter`) folds each level's affine maps into
+  one (B, d) matrix, so routing a query costs H x B rows whatever the beam; a ``per_node`` tree
+  adds, per level, the hidden x d product ``U_h x`` and, for each of the ``min(beam, B^h)``
+  parents kept, B products of the hidden width (counted as hidden / d units each);
+* a graph index (HNSW) counts every distance it computes, its descent included, as documents:
+  0 routing units.
+
+Not counted: the beam's bookkeeping (adding a parent's log-probability to each of its B children
+and keeping the best ``beam``; one addition a candidate, not d), a PQ lookup table, an exact
+re-rank of candidates already counted. The fraction of work of a query is
+``(n_scored + n_routed) / N``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def tree_routing_units(height: int, branching: int, beam: int, dim: int, hidden: int | None = None,
+                       per_node: bool = False) -> int:
+    """Inner products (of width ``dim``) EHI's folded beam search computes for one query at ``beam``."""
+    units = height * branching  # the stacked (H*B, d) matrix of every level's shared logits
+    if per_node:
+        hidden = int(hidden or dim)
+        for h in range(height):
+            kept = min(beam, branching**h)  # parents entering level h
+            units += hidden + math.ceil(kept * branching * hidden / dim)
+    return int(units)
+
+
+def fraction_of_work(n_scored, n_routed, n_docs: int) -> np.ndarray:
+    """(documents scored + routing units) / N per query; NaN where the routing is unknown."""
+    n_scored = np.asarray(n_scored, dtype=np.float64)
+    n_routed = np.asarray(n_routed, dtype=np.float64)
+    return (n_scored + n_routed) / float(n_docs)

@@ -1,0 +1,159 @@
+"""The tree's gain over k-means IVF at equal work, over seeds: the table and figure of the scale study.
+
+At each budget, a fraction of work ((documents + centroids or router rows scored) / N,
+:mod:`ehi.core.work`), every system is read at its largest measured point not above it, seed by
+seed, as the KMR tables read fractions of documents. The gain of a tree over an IVF is the
+difference of those values, seed by seed (an IVF built with fixed seeds has one value, the same in
+every seed), given as mean and sd over seeds; the p-value is the paired randomization test over
+queries of the seed-averaged per-query values (:func:`ehi.evaluate.seeds.per_query_over_seeds`),
+Holm-adjusted over every comparison of one dataset.
+
+A dataset run without routing counts (search.budget_cost documents, as the committed real
+collections) gets its fraction of work derived here, and the table says so: a one-level tree, IVF
+and ScaNN with L lists score L centroids a query, exact search and HNSW none, so
+frac_work = frac_visited + L / N, with L the leaf count rule dev_leaf_count chose (IVF and ScaNN
+tuned over the same grid chose the same count on these collections, docs/findings.md).
+
+    python -m ehi.report.gain config/scale_study.yaml world_1e4 world_1e4_asym --out results/tables/scale_gain
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from ehi.core.io import read_table
+from ehi.evaluate.metrics import kmr_table, summarize
+from ehi.evaluate.seeds import per_query_over_seeds, seed_column
+from ehi.evaluate.stats import holm, paired_tests
+from ehi.report.figures import render_table, save_figure
+
+BUDGETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1)
+METRICS = ("ndcg@10", "recall@100")
+TREES = ("ehi-floor+tree", "ehi+tree")
+IVFS = ("ivf-lists+tree", "ehi+faiss-ivf")
+PARTITIONS = ("tree", "faiss-ivf", "scann")  # the searches that route over L lists
+
+
+def report_names(config: dict) -> dict[tuple[str, str], str]:
+    """(variant, system) -> the name the report gives it: evaluation.variant_systems, else the system."""
+    specs = (config.get("evaluation") or {}).get("variant_systems") or {}
+    return {tuple(spec.rsplit("/", 1)): name for name, spec in specs.items()}
+
+
+def load_per_query(results: Path, dataset: str, names: dict, main_seed: int) -> pd.DataFrame:
+    """Every per-query table of ``dataset`` with ``seed`` and the report's system names."""
+    frames = [read_table(p, "per_query") for p in sorted((results / dataset).rglob("per_query/*.parquet"))]
+    if not frames:
+        raise SystemExit(f"{results / dataset}: no per_query tables; run the dataset first")
+    rows = seed_column(pd.concat(frames, ignore_index=True), main_seed)
+    named = [names.get((v, s), s if v == "main" else None) for v, s in zip(rows.variant, rows.system)]
+    return rows.assign(system=named).dropna(subset=["system"]).assign(variant="main")
+
+
+def work_axis(per_query: pd.DataFrame, leaves: int, n_docs: int) -> tuple[pd.DataFrame, bool]:
+    """``per_query`` with frac_visited set to the fraction of work (derived where not counted)."""
+    work = per_query.frac_work.to_numpy(dtype=np.float64)
+    derived = bool(np.isnan(work).any())
+    if derived:
+        routes = per_query.system.str.split("+").str[-1].isin(PARTITIONS).to_numpy()
+        work = np.where(np.isnan(work), per_query.frac_visited + np.where(routes, leaves / n_docs, 0.0), work)
+    return per_query.assign(frac_visited=work).drop(columns="frac_work"), derived
+
+
+def gain_rows(per_query: pd.DataFrame, metric: str, budgets=BUDGETS) -> pd.DataFrame:
+    """One row per (tree, IVF, budget): both systems' mean over seeds, the gain's mean and sd, p
+    (``per_query``: :func:`work_axis`'s, its frac_visited the fraction of work)."""
+    per_seed = pd.concat([kmr_table(summarize(rows.drop(columns="seed")), budgets, metric).assign(seed=seed)
+                          for seed, rows in per_query[per_query.metric == metric].groupby("seed")],
+                         ignore_index=True)
+    value = per_seed.pivot_table(index=["target", "seed"], columns="system", values="value", dropna=False)
+    averaged = per_query_over_seeds(per_query, budgets, [metric])
+    out = []
+    for tree in [t for t in TREES if t in value.columns]:
+        for ivf in [i for i in IVFS if i in value.columns]:
+            for target in budgets:
+                seeds = value.loc[target, [tree, ivf]] if target in value.index.get_level_values(0) else None
+                gain = None if seeds is None else (seeds[tree] - seeds[ivf]).dropna()
+                a = averaged[(averaged.system == tree) & (averaged.budget_value == target)].set_index("query_id").value
+                b = averaged[(averaged.system == ivf) & (averaged.budget_value == target)].set_index("query_id").value
+                both = a.index.intersection(b.index)
+                test = paired_tests(a[both].to_numpy(), b[both].to_numpy()) if len(both) > 1 else {}
+                out.append({"tree": tree, "ivf": ivf, "metric": metric, "budget": target,
+                            "tree_value": seeds[tree].mean() if seeds is not None else np.nan,
+                            "ivf_value": seeds[ivf].mean() if seeds is not None else np.nan,
+                            "gain": gain.mean() if gain is not None and len(gain) else np.nan,
+                            "gain_sd": gain.std(ddof=1) if gain is not None and len(gain) > 1 else np.nan,
+                            "n_seeds": 0 if gain is None else len(gain),
+                            "p": test.get("p_randomization", np.nan), "n_queries": len(both)})
+    return pd.DataFrame(out)
+
+
+def dataset_gains(results: Path, dataset: str, config: dict, n_docs: int, leaves: int, n_train: int) -> pd.DataFrame:
+    main_seed = int((config.get("train") or {}).get("seed", 0))
+    per_query, derived = work_axis(load_per_query(results, dataset, report_names(config), main_seed), leaves, n_docs)
+    table = pd.concat([gain_rows(per_query, m) for m in METRICS], ignore_index=True)
+    tested = table.p.notna()
+    table["p_holm"] = np.nan
+    table.loc[tested, "p_holm"] = holm(table.p[tested].to_numpy())
+    return table.assign(dataset=dataset, n_docs=n_docs, leaves=leaves, train_queries_per_leaf=n_train / leaves,
+                        work="derived" if derived else "counted")
+
+
+def gain_figure(table: pd.DataFrame, path: Path) -> Path:
+    """The gain against the budget (log), one panel a metric, one line a (dataset, tree, IVF), sd bars;
+    filled markers where the Holm-adjusted p is below 0.05."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(METRICS), figsize=(6 * len(METRICS), 4.2), squeeze=False)
+    for ax, metric in zip(axes[0], METRICS):
+        rows = table[(table.metric == metric) & table.gain.notna()]
+        for (dataset, tree, ivf), line in rows.groupby(["dataset", "tree", "ivf"], sort=False):
+            handle = ax.errorbar(line.budget, line.gain, yerr=line.gain_sd.fillna(0), marker="o", mfc="none",
+                                 capsize=2, label=f"{dataset}: {tree} − {ivf}")
+            sig = line[line.p_holm < 0.05]
+            ax.plot(sig.budget, sig.gain, "o", color=handle[0].get_color())
+        ax.axhline(0, color="k", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_xlabel("fraction of work ((documents + routing) / N)")
+        ax.set_ylabel(f"gain in {metric}")
+    axes[0][-1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    return save_figure(fig, path)
+
+
+def _world_sizes(config: dict, dataset: str, results: Path) -> tuple[int, int, int]:
+    """(N, leaves, training queries) of a dataset: N and the training queries from the data folder's
+    manifest (embeddings.json for a world), the leaves from rule dev_leaf_count's choice."""
+    entry = config["datasets"][dataset]["dataset"]
+    world = json.loads((Path(entry["path"]) / "embeddings.json").read_text())["world"]
+    leaves = json.loads((results / dataset / "dev_leaf_count.json").read_text())["branching"]
+    return int(world["n_docs"]), int(leaves), int(world["n_train"])
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("config", type=Path)
+    parser.add_argument("datasets", nargs="+")
+    parser.add_argument("--results", type=Path, default=Path("results"))
+    parser.add_argument("--out", type=Path, required=True, help="stem: .md/.tex/.csv tables and .png figure")
+    args = parser.parse_args(argv)
+    config = yaml.safe_load(args.config.read_text())
+    tables = [dataset_gains(args.results, ds, config, *_world_sizes(config, ds, args.results)) for ds in args.datasets]
+    table = pd.concat(tables, ignore_index=True)
+    cols = ["dataset", "n_docs", "leaves", "train_queries_per_leaf", "work", "metric", "tree", "ivf", "budget",
+            "tree_value", "ivf_value", "gain", "gain_sd", "n_seeds", "p", "p_holm", "n_queries"]
+    table = table[cols]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    render_table(table, args.out, caption="The tree's gain over k-means IVF at equal fractions of work "
+                 "(ehi/report/gain.py): mean and sd over seeds, paired randomization test over queries, Holm per dataset.",
+                 floatfmt=".4f")
+    gain_figure(table, args.out.with_suffix(".png"))
+
+
+if __name__ == "__main__":
+    main()
