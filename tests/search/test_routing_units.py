@@ -42,9 +42,9 @@ def test_partition_indexes_count_every_centroid_and_graphs_none(docs):
     assert build_searcher("exact", docs).routing_units(1) == 0
     torch.manual_seed(0)
     one_level = TreeIndexer(16, 1, 5).standardize_(docs)
-    assert ExportedIndex.from_tree(one_level, docs).routing_units(2) == 5  # FAISS's quantizer: 5 centroids
+    assert ExportedIndex.from_leaves(one_level, docs, one_level.assign_leaves(docs)).routing_units(2) == 5  # FAISS's quantizer: 5 centroids
     two_level = TreeIndexer(16, 2, 3).standardize_(docs)
-    assert ExportedIndex.from_tree(two_level, docs).routing_units(4) == 6  # the router: 2 x 3 rows
+    assert ExportedIndex.from_leaves(two_level, docs, two_level.assign_leaves(docs)).routing_units(4) == 6  # the router: 2 x 3 rows
 
 
 def test_fraction_of_work_reaches_the_tables(tmp_path):
