@@ -148,7 +148,7 @@ def _render(results: Path, dataset: str, variants, ablations, metrics, targets, 
               if (results / v / "leaves.parquet").exists()}
     warnings = tree_warnings(leaves)  # a degenerate tree is flagged wherever its numbers appear
     for line in warnings:
-        log.warning(line)
+        log.warning(line.removeprefix("WARNING: "))  # the log line carries its level already
     caption = f"{dataset}: metric at the largest budget not above each fraction of documents scored."
     if seed_replicas:
         wide, long = kmr_over_seeds_wide(seeded_main_summary(results, seed_replicas, specs, main_seed), metrics, targets)
