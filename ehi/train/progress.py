@@ -1,5 +1,6 @@
-"""The lines a person follows a training by: a start line, a line every minute within an epoch
-(steps done, steps per second, time left), one per epoch, an end line.
+"""The lines a person follows a training by: a start line, lines within an epoch (at each quarter
+of its steps and every minute between: steps done, steps per second, time left), one per epoch,
+an end line.
 
 They go to the ``ehi.train.progress`` logger, which the training script also sends to stdout, so
 they reach the console Snakemake runs in, while the rule's log file keeps them beside the progress
@@ -50,19 +51,23 @@ def _duration(seconds: float) -> str:
 
 
 class EpochProgress:
-    """Within one epoch, a line every ``every`` seconds: the step, the mean loss so far, steps per
-    second and the time the epoch has left at that rate (``clock`` is injectable for tests)."""
+    """Within one epoch, a line at each quarter of its steps and whenever ``every`` seconds have
+    passed since the last line: the step, the mean loss so far, steps per second and the time the
+    epoch has left at that rate (``clock`` is injectable for tests). The quarters show a short
+    epoch moving; the minutes keep a long one (a SciFact epoch on a CPU) from going quiet."""
 
     def __init__(self, name: str, epoch: int, epochs: int, n_batches: int, every: float = EVERY_SECONDS,
                  clock: Callable[[], float] = time.monotonic):
         self.name, self.epoch, self.epochs, self.n_batches, self.every, self.clock = (
             name, epoch, epochs, n_batches, every, clock)
         self.start = self.last = clock()
+        self.quarters = {math.ceil(n_batches * q / 4) for q in (1, 2, 3)}
 
     def step(self, done: int, sums: dict[str, float]) -> None:
         """After ``done`` batches of the epoch, with ``sums`` the running sums of the loss terms."""
         now = self.clock()
-        if now - self.last < self.every or done >= self.n_batches:  # the epoch line reports the end
+        due = done in self.quarters or now - self.last >= self.every
+        if not due or done >= self.n_batches:  # the epoch line reports the end
             return
         self.last = now
         rate = done / max(now - self.start, 1e-9)
