@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from ehi.core.errors import ConfigError, DataError
+from ehi.model.tree import check_leaves_fit
 from ehi.search.tree_index import EHIIndex
 
 INITS = ("standardize", "kmeans")
@@ -87,6 +88,7 @@ def fit_tree(doc_emb, query_emb=None, pairs=None, height: int = 1, branching: in
     branching = branching or tree_shape(len(doc_emb), height)[1]
     if height < 1 or branching < 2:
         raise ConfigError(f"need height >= 1 and branching >= 2, got height={height}, branching={branching}")
+    check_leaves_fit(branching ** height, len(doc_emb), height, branching, names="height or branching")
     if init not in INITS:
         raise ConfigError(f"init must be one of {INITS}, got {init!r}")
     if (pairs is None) != (query_emb is None):

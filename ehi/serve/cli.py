@@ -25,6 +25,7 @@ import contextlib
 import itertools
 import json
 import os
+import re
 import sys
 from typing import Iterator, TextIO
 
@@ -223,6 +224,19 @@ def _search(args) -> None:
             run_search(index, queries, args, out)
 
 
+# export_faiss's refusals name its Python arguments; the command says its flags instead
+EXPORT_FLAGS = (("doc_ids= (the prepared corpus.parquet it was built on, or a list of ids)",
+                 "--doc-ids (the prepared corpus.parquet it was built on)"),
+                ("row_ids=True", "--row-ids"), ("pq_m=", "--pq "), ("pq_m", "--pq M"), ("nbits", "--nbits"),
+                ("rerank", "--rerank"))
+
+
+def cli_wording(message: str) -> str:
+    for argument, flag in EXPORT_FLAGS:
+        message = re.sub(rf"(?<![\w-]){re.escape(argument)}", flag, message)
+    return message
+
+
 def _export(args) -> int:
     from ehi.search.exported import ExportError
     from ehi.serve.export_faiss import export_faiss
@@ -230,8 +244,8 @@ def _export(args) -> int:
     try:
         exported = export_faiss(args.index, args.out, pq_m=args.pq, nbits=args.nbits, rerank=args.rerank,
                                 doc_ids=args.doc_ids, row_ids=args.row_ids)
-    except (ExportError, ValueError) as err:
-        raise SearchIndexError(str(err)) from None
+    except (ExportError, ValueError, SearchIndexError) as err:
+        raise SearchIndexError(cli_wording(str(err))) from None
     meta = exported.meta
     print(f"wrote {args.out} ({meta['faiss_index']}, {meta['n_docs']} documents, {meta['n_leaves']} lists, "
           f"dim {meta['faiss_dim']}) and {args.out}.json")
