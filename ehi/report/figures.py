@@ -37,7 +37,7 @@ def render_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", f
     outputs = []
     renderers = {
         ".md": lambda d: (f"{caption}\n\n" if caption else "") + markdown_table(d, floatfmt) + "\n",
-        ".tex": lambda d: table_tex(d, caption, floatfmt),
+        ".tex": lambda d: table_tex(d, caption, floatfmt, label=f"tab:{stem.name}"),
         ".csv": lambda d: d.to_csv(index=False),
     }
     for suffix, render in renderers.items():
