@@ -16,7 +16,7 @@ import pandas as pd
 from ehi.core.io import atomic_path
 from ehi.model.tree_stats import leaf_health
 from ehi.report.latex import table_tex
-from ehi.report.styles import is_ehi_search, style
+from ehi.report.styles import is_ehi_search, label as system_label, note_beyond, percent_axis, style
 
 plt.switch_backend("Agg")  # files only, no display (pyplot picks its backend lazily, so this is in time)
 
@@ -78,13 +78,12 @@ def draw_kmr(ax, summary: pd.DataFrame, metric: str, markersize: float = 3) -> N
     same = _same_curves(rows)
     for system, curve in rows.groupby("system"):
         curve = curve.sort_values("frac_visited")
-        label = f"{system} (= {same[system]})" if system in same else system
+        label = f"{system_label(system)} (= {same[system]})" if system in same else system_label(system)
         ax.plot(100 * curve.frac_visited, curve.value, markersize=markersize * (1.3 if is_ehi_search(system) else 1),
                 label=label, **_style(system))
     for budget in TABLE_BUDGETS:
         ax.axvline(100 * budget, color="0.6", linewidth=0.8, linestyle=(0, (1, 2)), zorder=1)
-    ax.set_xscale("log")
-    ax.set_xlabel("documents scored per query (% of corpus, log scale)")
+    percent_axis(ax)
     ax.set_ylabel(metric)
     ax.grid(True, which="both", alpha=0.3)
 
@@ -94,7 +93,7 @@ def plot_kmr(summary: pd.DataFrame, metric: str, path: str | os.PathLike, title:
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     draw_kmr(ax, summary, metric)
     ax.set_title(title or f"KMR curve: {metric}")
-    ax.set_xticks([100 * b for b in TABLE_BUDGETS] + [100], [f"{100 * b:g}%" for b in TABLE_BUDGETS] + ["100%"])
+    note_beyond(fig, summary.system.unique())
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)  # outside the curves
     return save_figure(fig, path)
 
@@ -103,11 +102,12 @@ def plot_kmr_panels(summaries: dict[str, pd.DataFrame], metric: str, path: str |
     """One small KMR panel per dataset, side by side (three to a row), one legend for all."""
     cols = min(3, len(summaries))
     rows = -(-len(summaries) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.9 * rows + 0.6), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.9 * rows + 0.6), squeeze=False, sharex=True)
     for ax, (name, summary) in zip(axes.ravel(), summaries.items()):
         draw_kmr(ax, summary, metric, markersize=2)
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("% of documents scored (log)", fontsize=8)
+        ax.xaxis.set_tick_params(labelbottom=True)  # every panel keeps its ticks under the shared axis
         ax.tick_params(labelsize=7)
     for ax in axes.ravel()[len(summaries):]:
         ax.axis("off")
@@ -117,17 +117,19 @@ def plot_kmr_panels(summaries: dict[str, pd.DataFrame], metric: str, path: str |
             handles.setdefault(label, handle)
     fig.legend(handles.values(), handles.keys(), loc="lower center", ncol=min(6, len(handles)), fontsize=7,
                bbox_to_anchor=(0.5, 0.0))
-    fig.suptitle(f"KMR per dataset: {metric}", fontsize=10)
+    fig.suptitle(f"KMR per dataset ({', '.join(summaries)}): {metric}", fontsize=10)
+    note_beyond(fig, {s for summary in summaries.values() for s in summary.system.unique()})
     fig.tight_layout(rect=(0, 0.08 + 0.02 * (len(handles) > 6), 1, 1))
     return save_figure(fig, path)
 
 
-def plot_leaf_sizes(sizes_by_model: dict[str, np.ndarray], path: str | os.PathLike) -> Path:
-    """Histogram of documents per leaf, one panel per trained tree, with the mean marked."""
+def plot_leaf_sizes(sizes_by_model: dict[str, np.ndarray], path: str | os.PathLike, title: str = "") -> Path:
+    """Histogram of documents per leaf, one panel per trained tree, with the mean marked; the panels
+    share their axes, so the trees compare at a glance."""
     n = max(len(sizes_by_model), 1)
     cols = min(3, n)  # three to a row: a long variant name keeps to its own panel
     rows = -(-n // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.5 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.5 * rows), squeeze=False, sharex=True, sharey=True)
     for ax in axes.ravel()[len(sizes_by_model):]:
         ax.axis("off")
     for ax, (name, sizes) in zip(axes.ravel(), sizes_by_model.items()):
@@ -141,6 +143,10 @@ def plot_leaf_sizes(sizes_by_model: dict[str, np.ndarray], path: str | os.PathLi
         ax.set_xlabel("documents in leaf")
         ax.set_ylabel("leaves")
         ax.legend(fontsize=8)
+        ax.xaxis.set_tick_params(labelbottom=True)
+        ax.yaxis.set_tick_params(labelleft=True)
+    if title:
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return save_figure(fig, path)
 
@@ -167,7 +173,7 @@ def kept_epoch(log: pd.DataFrame) -> int | None:
     return best_epoch(log.to_dict("records"), key) if key in log else None
 
 
-def plot_training(logs: dict[str, pd.DataFrame], path: str | os.PathLike) -> Path:
+def plot_training(logs: dict[str, pd.DataFrame], path: str | os.PathLike, title: str = "") -> Path:
     """Training curves per epoch: each loss term and the tree diagnostics, one line per model, the
     epoch dev selection keeps marked on every panel."""
     from matplotlib.ticker import MaxNLocator
@@ -201,6 +207,8 @@ def plot_training(logs: dict[str, pd.DataFrame], path: str | os.PathLike) -> Pat
             handles.setdefault(label, handle)
     fig.legend(handles.values(), handles.keys(), loc="lower center", ncol=min(4, len(handles)), fontsize=8,
                bbox_to_anchor=(0.5, 0.0), frameon=False)
+    if title:
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout(rect=(0, 0.05 if rows > 1 else 0.12, 1, 1))
     return save_figure(fig, path)
 

@@ -166,7 +166,8 @@ def _render(results: Path, dataset: str, variants, ablations, metrics, targets, 
     render_significance(sig, tables / f"{dataset}_significance", caption=f"{dataset}: paired significance tests, Holm-adjusted")
     draw.render_table(leaf_balance(leaves), tables / f"{dataset}_leaf_balance",
                        caption=" ".join([f"{dataset}: documents per leaf.", *warnings]))
-    draw.plot_leaf_sizes({v: df["size"].to_numpy() for v, df in leaves.items()}, figures / "leaf_sizes.png")
+    draw.plot_leaf_sizes({v: df["size"].to_numpy() for v, df in leaves.items()}, figures / "leaf_sizes.png",
+                         title=f"{dataset}: documents per leaf")
     abl = ablation_table(summaries, ablations, metrics)  # every metric; the figure shows the first (tree and exact)
     draw.render_table(abl, tables / f"{dataset}_ablations", caption=f"{dataset}: ablations of EHI")
     per_query = ablation_per_query(results, variants) if ablations else pd.DataFrame()
@@ -185,6 +186,6 @@ def _render(results: Path, dataset: str, variants, ablations, metrics, targets, 
                        floatfmt=".1f")
     logs = {p.stem: read_table(p) for p in sorted((results / "main" / "train_log").glob("*.parquet"))}
     if logs:  # results copied without their training logs still render everything else
-        draw.plot_training(logs, figures / "training.png")
+        draw.plot_training(logs, figures / "training.png", title=f"{dataset}: training")
         draw.render_table(train_log_table(logs), tables / f"{dataset}_train_log",
                           caption=f"{dataset}: every training epoch on dev, its leaf balance and the epoch kept")
