@@ -19,9 +19,9 @@ COLOURS = {
     "ehi+tree": "#d62728", "ehi-warm+tree": "#7f0000", "ehi+tree-pq": "#ff9896", "ehi-warm+tree-pq": "#c45a5a",
     "ehi+exact": "#ff7f0e", "ehi-warm+exact": "#b35806",
     "ehi+faiss-ivf": "#e377c2", "ehi+faiss-hnsw": "#9467bd", "ehi+scann": "#8c564b", "ehi+scann-ah": "#c49c94",
-    "ehi+faiss-ivf-pq": "#f7b6d2",
+    "ehi+faiss-ivfpq": "#f7b6d2",
     "de+exact": "#1f77b4", "de+faiss-ivf": "#17becf", "de+faiss-hnsw": "#2ca02c", "de+scann": "#bcbd22",
-    "de+scann-ah": "#1a3a6b", "de+faiss-ivf-pq": "#98df8a",
+    "de+scann-ah": "#1a3a6b", "de+faiss-ivfpq": "#98df8a",
     "pre+exact": "#7f7f7f",
 }
 _FALLBACK = ["#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354"]

@@ -96,3 +96,9 @@ def test_percent_axis_labels_values_already_in_percent():
     shown = [t.get_text() for t in ax.get_xticklabels() if t.get_text() and low <= t.get_position()[0] <= high]
     assert shown == ["1%", "2%", "5%", "10%", "20%"]
     plt.close(fig)
+
+
+def test_every_registry_kind_has_its_own_colour_on_both_encoders():
+    from ehi.report.styles import COLOURS
+
+    assert {f"{e}+{k}" for e in ("ehi", "de") for k in kinds()} <= set(COLOURS)
