@@ -16,7 +16,8 @@ import pandas as pd
 from ehi.core.io import atomic_path
 from ehi.model.tree_stats import leaf_health
 from ehi.report.latex import table_tex
-from ehi.report.styles import is_ehi_search, label as system_label, note_beyond, percent_axis, style
+from ehi.report.styles import (is_ehi_search, label as system_label, note_beyond, note_variants, percent_axis,
+                               style)
 
 plt.switch_backend("Agg")  # files only, no display (pyplot picks its backend lazily, so this is in time)
 
@@ -123,7 +124,8 @@ def plot_kmr_panels(summaries: dict[str, pd.DataFrame], metric: str, path: str |
     return save_figure(fig, path)
 
 
-def plot_leaf_sizes(sizes_by_model: dict[str, np.ndarray], path: str | os.PathLike, title: str = "") -> Path:
+def plot_leaf_sizes(sizes_by_model: dict[str, np.ndarray], path: str | os.PathLike, title: str = "",
+                    names: dict[str, str] | None = None) -> Path:
     """Histogram of documents per leaf, one panel per trained tree, with the mean marked; the panels
     share their axes, so the trees compare at a glance."""
     n = max(len(sizes_by_model), 1)
@@ -137,7 +139,7 @@ def plot_leaf_sizes(sizes_by_model: dict[str, np.ndarray], path: str | os.PathLi
         ax.hist(sizes, bins=min(40, max(len(sizes) // 2, 5)), color=style("ehi+tree")["color"], alpha=0.8)
         ax.axvline(sizes.mean(), color="k", linestyle="--", label=f"mean {sizes.mean():.1f}")
         status = leaf_health(sizes)[0]
-        ax.set_title(f"{name}\n{len(sizes)} leaves, {int((sizes == 0).sum())} empty"
+        ax.set_title(f"{(names or {}).get(name, name)}\n{len(sizes)} leaves, {int((sizes == 0).sum())} empty"
                      + ("" if status == "ok" else f": {status.upper()}"), fontsize=9,
                      color="black" if status == "ok" else "tab:red")
         ax.set_xlabel("documents in leaf")
@@ -148,6 +150,7 @@ def plot_leaf_sizes(sizes_by_model: dict[str, np.ndarray], path: str | os.PathLi
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
+    note_variants(fig, names or {}, sizes_by_model)
     return save_figure(fig, path)
 
 
@@ -227,7 +230,7 @@ def _interval(sig: pd.DataFrame | None, variant: str, col: str) -> tuple[float, 
 
 
 def plot_ablation(table: pd.DataFrame, value_cols: list[str], path: str | os.PathLike, title: str,
-                  sig: pd.DataFrame | None = None) -> Path:
+                  sig: pd.DataFrame | None = None, names: dict[str, str] | None = None) -> Path:
     """One dot per ablation variant, one panel per column (e.g. the tree at a budget and exact
     search; a loss can move the two in opposite ways), the main setting's value as a line. The axis
     spans the values, not zero, so differences of a hundredth show; with ``sig`` (the ablation
@@ -257,7 +260,8 @@ def plot_ablation(table: pd.DataFrame, value_cols: list[str], path: str | os.Pat
             ax.set_xlim(lo - pad, hi + pad)
         ax.set_xlabel(col + ("" if sig is None else "\n(bars: 95% interval of variant - main, over queries)"), fontsize=8)
         ax.grid(True, axis="x", alpha=0.3)
-    axes[0][0].set_yticks(ys, table.variant)
+    axes[0][0].set_yticks(ys, [(names or {}).get(v, v) for v in table.variant])
+    note_variants(fig, names or {}, table.variant)
     axes[0][0].set_ylim(len(table) - 0.5, -0.7)
     fig.suptitle(title + " (axis not from zero)", fontsize=10)
     fig.tight_layout()

@@ -31,6 +31,7 @@ PAPER_ENCODERS = ("ehi", "de", "pre")  # the paper's encoders; a recipe variant 
 BEYOND = " †"
 BEYOND_NOTE = "† beyond the paper"
 PERCENT_TICKS = (0.1, 1, 2, 5, 10, 20, 100)  # % of documents scored
+SHORT = 40  # characters: a one-row ablation's settings longer than this are left to the footnote
 
 
 def _kind(search: str):
@@ -95,3 +96,27 @@ def style(system: str) -> dict:
     return {"color": colour(system), "marker": marker(search),
             "linestyle": LINESTYLES.get(encoder.split("-")[0], "-"),
             "linewidth": 2.6 if ehi else 1.3, "zorder": 3 if ehi else 2, "alpha": 1.0 if ehi else 0.85}
+
+
+def variant_names(ablations: dict[str, list[str]]) -> dict[str, str]:
+    """{variant path: the name a figure shows}: the config's ablation name and the settings that
+    differ between its rows ("tree shape: height 1"), or all of a one-row table's when they are
+    short ("loss terms: lambda_indexing 0.0"), else the name alone ("floor"); "main setting" for
+    main. The path itself goes in a footnote."""
+    names = {"main": "main setting"}
+    for ablation, variants in ablations.items():
+        title = ablation.replace("_", " ")
+        settings = [dict(part.split("~", 1) for part in v.split("/")) for v in variants]
+        differing = [k for k in settings[0] if len({row.get(k) for row in settings}) > 1] if len(settings) > 1 else []
+        for variant, row in zip(variants, settings):
+            said = ", ".join(f"{k} {row[k]}" for k in (differing or row))
+            names[variant] = title if len(variants) == 1 and len(said) > SHORT else f"{title}: {said}"
+    return names
+
+
+def note_variants(fig, names: dict[str, str], shown) -> None:
+    """A footnote with the config path of every renamed variant among ``shown``."""
+    lines = [f"{names[v]} = {v}" for v in shown if v in names and v != "main" and names[v] != v]
+    if lines:
+        # below the figure's edge: the saved figure's tight box takes it in, clear of the axes
+        fig.text(0.005, -0.01, "\n".join(lines), ha="left", va="top", fontsize=6, color="0.35")

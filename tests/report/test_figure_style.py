@@ -102,3 +102,20 @@ def test_every_registry_kind_has_its_own_colour_on_both_encoders():
     from ehi.report.styles import COLOURS
 
     assert {f"{e}+{k}" for e in ("ehi", "de") for k in kinds()} <= set(COLOURS)
+
+
+def test_variants_get_the_configs_ablation_names_and_their_paths_a_footnote(drawn):
+    from ehi.report.styles import variant_names
+
+    ablations = {"tree_shape": ["height~1/branching~8", "height~3/branching~8"], "loss_terms": ["lambda_indexing~0.0"],
+                 "floor": ["indexer_init~ivf/lambda_balance~10.0/floor~kmeans/dev_eval~True"]}
+    names = variant_names(ablations)
+    assert names == {"main": "main setting", "height~1/branching~8": "tree shape: height 1",
+                     "height~3/branching~8": "tree shape: height 3", "lambda_indexing~0.0": "loss terms: lambda_indexing 0.0",
+                     "indexer_init~ivf/lambda_balance~10.0/floor~kmeans/dev_eval~True": "floor"}
+    sizes = {v: np.array([2, 3, 4]) for v in ("main", *ablations["floor"])}
+    figures.plot_leaf_sizes(sizes, "leaf.png", title="toy: documents per leaf", names=names)
+    fig = drawn[0]
+    assert [ax.get_title().split("\n")[0] for ax in fig.axes if ax.axison] == ["main setting", "floor"]
+    footnotes = [t.get_text() for t in fig.texts if t is not fig._suptitle]
+    assert footnotes == [f"floor = {ablations['floor'][0]}"]  # the path: a footnote only
