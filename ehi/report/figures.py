@@ -168,6 +168,17 @@ FRACTION_PANELS = {"pos_in_beam"}  # shares near 1: drawn on at least MIN_FRACTI
 MIN_FRACTION_SPAN = 0.05
 
 
+EXACT_DEV = {"dev_ndcg@10", "dev_recall@100"}  # exact search on dev: moves only when the encoder does
+FROZEN_NOTE = "\n(flat: the encoder is frozen)"
+
+
+def _unchanged(logs: dict[str, pd.DataFrame], term: str) -> bool:
+    """An exact-search dev panel whose every model's values are one number over two or more epochs:
+    no encoder weight moved (every layer frozen), so the panel says so instead of looking broken."""
+    series = [df[term].dropna() for df in logs.values() if term in df and df[term].notna().any()]
+    return term in EXACT_DEV and bool(series) and all(len(v) > 1 and v.nunique() == 1 for v in series)
+
+
 def kept_epoch(log: pd.DataFrame) -> int | None:
     """The epoch ``select: dev`` keeps (the tree's dev nDCG@10 for EHI, exact search's for DE)."""
     from ehi.train.selection import best_epoch, log_selection_key
@@ -185,7 +196,7 @@ def plot_training(logs: dict[str, pd.DataFrame], path: str | os.PathLike, title:
     kept = {name: kept_epoch(df) for name, df in logs.items()}
     cols = min(3, len(terms))
     rows = -(-len(terms) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.0 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.0 * rows), squeeze=False, sharex=True)  # epochs align
     for ax, term in zip(axes.ravel(), terms):
         for name, df in logs.items():
             if term in df and df[term].notna().any():
@@ -199,9 +210,10 @@ def plot_training(logs: dict[str, pd.DataFrame], path: str | os.PathLike, title:
             top = 1.0 + MIN_FRACTION_SPAN / 10  # a share never exceeds 1; its markers stay whole
             ax.set_ylim(min(low, 1.0 - MIN_FRACTION_SPAN), top)
             ax.ticklabel_format(axis="y", useOffset=False)
-        ax.set_title(TRAINING_PANELS[term], fontsize=9)
+        ax.set_title(TRAINING_PANELS[term] + (FROZEN_NOTE if _unchanged(logs, term) else ""), fontsize=9)
         ax.set_xlabel("epoch")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.xaxis.set_tick_params(labelbottom=True)
     for ax in axes.ravel()[len(terms):]:
         ax.axis("off")
     handles = {}

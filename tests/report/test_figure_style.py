@@ -83,6 +83,8 @@ def test_leaf_panels_share_their_axes_and_titles_name_the_dataset(drawn):
     a, b = [ax for ax in leaf.axes if ax.axison]
     assert a.get_shared_x_axes().joined(a, b) and a.get_shared_y_axes().joined(a, b)
     assert leaf._suptitle.get_text().startswith("toy") and training._suptitle.get_text().startswith("toy")
+    panels = [ax for ax in training.axes if ax.axison]
+    assert all(panels[0].get_shared_x_axes().joined(panels[0], ax) for ax in panels)  # the epochs align
 
 
 def test_percent_axis_labels_values_already_in_percent():
@@ -119,3 +121,14 @@ def test_variants_get_the_configs_ablation_names_and_their_paths_a_footnote(draw
     assert [ax.get_title().split("\n")[0] for ax in fig.axes if ax.axison] == ["main setting", "floor"]
     footnotes = [t.get_text() for t in fig.texts if t is not fig._suptitle]
     assert footnotes == [f"floor = {ablations['floor'][0]}"]  # the path: a footnote only
+
+
+def test_a_frozen_encoders_flat_exact_search_panel_says_so(drawn):
+    frozen = pd.DataFrame({"epoch": [1, 2, 3], "loss": [0.5, 0.4, 0.3], "dev_ndcg@10": [0.3, 0.3, 0.3],
+                           "dev_tree_ndcg@10": [0.1, 0.2, 0.25]})
+    figures.plot_training({"ehi": frozen}, "frozen.png", title="toy: training")
+    figures.plot_training({"ehi": frozen.assign(**{"dev_ndcg@10": [0.3, 0.31, 0.32]})}, "trained.png")
+    titles = [{ax.get_title() for ax in fig.axes} for fig in drawn]
+    assert "dev nDCG@10, exact search" + figures.FROZEN_NOTE in titles[0]
+    assert "dev nDCG@10, exact search" in titles[1]  # it moved: nothing to say
+    assert not any(t.endswith(figures.FROZEN_NOTE) for t in titles[0] - {"dev nDCG@10, exact search" + figures.FROZEN_NOTE})
