@@ -83,17 +83,20 @@ def pareto_figure(curves: pd.DataFrame, path: Path, title: str = "", zoom: float
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from ehi.report.styles import label, note_beyond, style as system_style
+
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), gridspec_kw={"width_ratios": [1, 1.2]})
     best = curves["ndcg@10"].max()
     for name, curve in curves.groupby("system", sort=False):
         curve = curve.sort_values(["ndcg@10", "qps"], ascending=False)  # of equal quality the fastest first
         front = curve[curve.qps >= curve.qps.cummax()].drop_duplicates("ndcg@10").sort_values("ndcg@10")
         tree = is_tree(name)
-        style = {"marker": "o" if tree else "s", "ms": 4 if tree else 3, "lw": 2.5 if tree else 1.2,
+        look = system_style(name)  # the colour and marker it has in every figure of the report
+        style = {"color": look["color"], "marker": look["marker"], "ms": 4 if tree else 3, "lw": 2.5 if tree else 1.2,
                  "ls": "-" if tree else "--", "zorder": 3 if tree else 2}
-        line, = axes[0].plot(front["ndcg@10"], front.qps, label=name, **style)
+        axes[0].plot(front["ndcg@10"], front.qps, label=label(name), **style)
         top = front[front["ndcg@10"] >= zoom * best]
-        axes[1].plot(top["ndcg@10"], top.qps, color=line.get_color(), **style)
+        axes[1].plot(top["ndcg@10"], top.qps, **style)
     for f in TARGETS:
         axes[1].axvline(f * best, color="grey", lw=0.8, ls=":", zorder=1)
         axes[1].annotate(f"{f:.0%}", (f * best, 1), xycoords=("data", "axes fraction"), ha="center",
@@ -108,6 +111,7 @@ def pareto_figure(curves: pd.DataFrame, path: Path, title: str = "", zoom: float
         fig.suptitle(title, fontsize=10)
     fig.legend(loc="center left", bbox_to_anchor=(0.99, 0.5), fontsize=8, title="system (Pareto front)",
                title_fontsize=8)
+    note_beyond(fig, curves.system.unique())
     fig.tight_layout()
     fig.savefig(path, dpi=150, bbox_inches="tight")
     plt.close(fig)

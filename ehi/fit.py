@@ -116,7 +116,7 @@ def fit_tree(doc_emb, query_emb=None, pairs=None, height: int = 1, branching: in
     doc_emb = _embeddings("doc_emb", doc_emb)
     _check_arguments(len(doc_emb), height, branching, steps, lr, batch_size, negatives, margin, seed, threads)
     branching = branching or tree_shape(len(doc_emb), height)[1]
-    check_leaves_fit(branching**height, len(doc_emb), height, branching)
+    check_leaves_fit(branching**height, len(doc_emb), height, branching, names="height or branching")
     if init not in INITS:
         raise ConfigError(f"init must be one of {INITS}, got {init!r}")
     if (pairs is None) != (query_emb is None):

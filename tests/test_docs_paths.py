@@ -257,7 +257,7 @@ def unknown_targets(text: str) -> list[str]:
 
 def unknown_ehi_commands(text: str) -> list[str]:
     cli = (REPO / "ehi" / "serve" / "cli.py").read_text()
-    subcommands = set(re.findall(r"add_parser\(\"([\w-]+)\"", cli))
+    subcommands = set(re.findall(r"add_parser\(\s*\"([\w-]+)\"", cli))
     bad = []
     for argv in command_lines(text, "ehi"):
         if not argv or argv[0] in ("...",):

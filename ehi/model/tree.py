@@ -35,11 +35,13 @@ PATH_LAYOUTS = ("node", "frontier")
 DEFAULT_LAYOUT = "node"
 
 
-def check_leaves_fit(n_leaves: int, n_docs: int, height: int, branching: int) -> None:
-    """A tree with more leaves than documents must leave leaves empty: refuse it up front."""
+def check_leaves_fit(n_leaves: int, n_docs: int, height: int, branching: int,
+                     names: str = "train.height or train.branching") -> None:
+    """A tree with more leaves than documents must leave leaves empty: refuse it up front, naming
+    the settings to lower as the caller knows them (config keys, or a function's arguments)."""
     if n_leaves > n_docs:
         raise ConfigError(f"tree height={height}, branching={branching} has {n_leaves} leaves but the corpus "
-                         f"has only {n_docs} documents; lower train.height or train.branching")
+                         f"has only {n_docs} documents; lower {names}")
 
 
 @dataclass

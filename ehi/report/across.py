@@ -6,21 +6,25 @@ and Recall@100 at <= 5% and <= 10% of the documents scored and at exact search (
 a column that sets EHI's tree against the best peer at that budget: the difference, the peer, and
 whether that dataset's own randomization test (Holm-adjusted, at the alpha it ran with) found it
 significant. Nothing is re-tested here, so the marks are exactly those of each dataset's table.
+The page shows one table per metric and budget, a row per system and a column per dataset; the
+CSV keeps the whole table, a row per dataset.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ehi.core.io import read_table
+from ehi.core.io import atomic_path, read_table
 from ehi.evaluate.metrics import kmr_table
 from ehi.evaluate.seeds import kmr_over_seeds
 from ehi.evaluate.variant_systems import parse as parse_variant_systems, with_variant_systems
 from ehi.report import figures as draw
+from ehi.report.latex import table_tex
 from ehi.report.seed_tables import seeded_main_summary
 
 METRICS = ("ndcg@10", "recall@100")
@@ -110,6 +114,41 @@ def across_table(results: dict[str, tuple[pd.DataFrame, pd.DataFrame]], metrics=
     return table.dropna(axis="columns", how="all")  # e.g. exact search at <= 5%: no system has such a point
 
 
+def per_metric_and_budget(table: pd.DataFrame, metrics=METRICS, budgets=BUDGETS) -> dict[str, pd.DataFrame]:
+    """The across table cut into one table per metric and budget, each a row per system (and per
+    tree against its best peer) and a column per dataset: {"ndcg@10 at <=5%": table, ...}."""
+    by_dataset = table.set_index("dataset")
+    out = {}
+    for metric in metrics:
+        for label in budgets.values():
+            prefix = f"{metric} {label} "
+            columns = [c for c in by_dataset.columns if c.startswith(prefix)]
+            if columns:
+                part = by_dataset[columns].rename(columns=lambda c: c[len(prefix):]).T.astype(object)
+                out[f"{metric} at {label}"] = part.rename_axis(index="system", columns=None).reset_index()
+    return out
+
+
+def render_across(table: pd.DataFrame, stem: str | os.PathLike, caption: str) -> list[Path]:
+    """``stem``.md and .tex: one table per metric and budget (the .tex labelled
+    ``tab:<stem>-<metric>-<budget>``); ``stem``.csv: the whole table, a row per dataset."""
+    stem = Path(stem)
+    counts = ", ".join(f"{row.dataset} {row['test queries']:.0f}" for _, row in table.iterrows()
+                       if pd.notna(row["test queries"]))
+    parts = per_metric_and_budget(table)
+    md = [caption, "", f"Test queries: {counts}."]
+    tex = []
+    for title, part in parts.items():
+        md += ["", f"### {title}", "", draw.markdown_table(part, ".3f")]
+        label = "tab:" + re.sub(r"[^\w+-]+", "-", f"{stem.name}-{title}").strip("-")
+        tex.append(table_tex(part, f"{title}. {caption} Test queries: {counts}.", ".3f", label=label))
+    outputs = {".md": "\n".join(md) + "\n", ".tex": "\n".join(tex), ".csv": table.to_csv(index=False)}
+    for suffix, text in outputs.items():
+        with atomic_path(stem.with_suffix(suffix)) as tmp:
+            tmp.write_text(text)
+    return [stem.with_suffix(s) for s in outputs]
+
+
 def seed_means(summary: pd.DataFrame, metrics=METRICS, targets=CURVE_TARGETS) -> pd.DataFrame:
     """The curve the figure draws: the one run's summary, or over seeds the seed means at the KMR
     targets (mean fraction scored, mean value)."""
@@ -131,6 +170,6 @@ def build_across(results_root: str | os.PathLike, datasets, stem: str | os.PathL
     if any("seed" in summary for summary, _ in results.values()):
         caption += (" Over training seeds: mean ± sd (each seed at its own largest point not above the budget); "
                     "'(within seed spread)': the difference is not larger than either side's sd, so no evidence.")
-    draw.render_table(table, stem, caption=caption, floatfmt=".3f")
+    render_across(table, stem, caption)
     draw.plot_kmr_panels({name: seed_means(summary) for name, (summary, _) in results.items()}, METRICS[0], figure)
     return table

@@ -16,7 +16,8 @@ import pandas as pd
 from ehi.core.io import atomic_path
 from ehi.model.tree_stats import leaf_health
 from ehi.report.latex import table_tex
-from ehi.report.styles import is_ehi_search, style
+from ehi.report.styles import (is_ehi_search, label as system_label, note_beyond, note_variants, percent_axis,
+                               style)
 
 plt.switch_backend("Agg")  # files only, no display (pyplot picks its backend lazily, so this is in time)
 
@@ -37,7 +38,7 @@ def render_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", f
     outputs = []
     renderers = {
         ".md": lambda d: (f"{caption}\n\n" if caption else "") + markdown_table(d, floatfmt) + "\n",
-        ".tex": lambda d: table_tex(d, caption, floatfmt),
+        ".tex": lambda d: table_tex(d, caption, floatfmt, label=f"tab:{stem.name}"),
         ".csv": lambda d: d.to_csv(index=False),
     }
     for suffix, render in renderers.items():
@@ -78,13 +79,12 @@ def draw_kmr(ax, summary: pd.DataFrame, metric: str, markersize: float = 3) -> N
     same = _same_curves(rows)
     for system, curve in rows.groupby("system"):
         curve = curve.sort_values("frac_visited")
-        label = f"{system} (= {same[system]})" if system in same else system
+        label = f"{system_label(system)} (= {same[system]})" if system in same else system_label(system)
         ax.plot(100 * curve.frac_visited, curve.value, markersize=markersize * (1.3 if is_ehi_search(system) else 1),
                 label=label, **_style(system))
     for budget in TABLE_BUDGETS:
         ax.axvline(100 * budget, color="0.6", linewidth=0.8, linestyle=(0, (1, 2)), zorder=1)
-    ax.set_xscale("log")
-    ax.set_xlabel("documents scored per query (% of corpus, log scale)")
+    percent_axis(ax)
     ax.set_ylabel(metric)
     ax.grid(True, which="both", alpha=0.3)
 
@@ -94,7 +94,7 @@ def plot_kmr(summary: pd.DataFrame, metric: str, path: str | os.PathLike, title:
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     draw_kmr(ax, summary, metric)
     ax.set_title(title or f"KMR curve: {metric}")
-    ax.set_xticks([100 * b for b in TABLE_BUDGETS] + [100], [f"{100 * b:g}%" for b in TABLE_BUDGETS] + ["100%"])
+    note_beyond(fig, summary.system.unique())
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)  # outside the curves
     return save_figure(fig, path)
 
@@ -103,11 +103,12 @@ def plot_kmr_panels(summaries: dict[str, pd.DataFrame], metric: str, path: str |
     """One small KMR panel per dataset, side by side (three to a row), one legend for all."""
     cols = min(3, len(summaries))
     rows = -(-len(summaries) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.9 * rows + 0.6), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.9 * rows + 0.6), squeeze=False, sharex=True)
     for ax, (name, summary) in zip(axes.ravel(), summaries.items()):
         draw_kmr(ax, summary, metric, markersize=2)
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("% of documents scored (log)", fontsize=8)
+        ax.xaxis.set_tick_params(labelbottom=True)  # every panel keeps its ticks under the shared axis
         ax.tick_params(labelsize=7)
     for ax in axes.ravel()[len(summaries):]:
         ax.axis("off")
@@ -117,17 +118,20 @@ def plot_kmr_panels(summaries: dict[str, pd.DataFrame], metric: str, path: str |
             handles.setdefault(label, handle)
     fig.legend(handles.values(), handles.keys(), loc="lower center", ncol=min(6, len(handles)), fontsize=7,
                bbox_to_anchor=(0.5, 0.0))
-    fig.suptitle(f"KMR per dataset: {metric}", fontsize=10)
+    fig.suptitle(f"KMR per dataset ({', '.join(summaries)}): {metric}", fontsize=10)
+    note_beyond(fig, {s for summary in summaries.values() for s in summary.system.unique()})
     fig.tight_layout(rect=(0, 0.08 + 0.02 * (len(handles) > 6), 1, 1))
     return save_figure(fig, path)
 
 
-def plot_leaf_sizes(sizes_by_model: dict[str, np.ndarray], path: str | os.PathLike) -> Path:
-    """Histogram of documents per leaf, one panel per trained tree, with the mean marked."""
+def plot_leaf_sizes(sizes_by_model: dict[str, np.ndarray], path: str | os.PathLike, title: str = "",
+                    names: dict[str, str] | None = None) -> Path:
+    """Histogram of documents per leaf, one panel per trained tree, with the mean marked; the panels
+    share their axes, so the trees compare at a glance."""
     n = max(len(sizes_by_model), 1)
     cols = min(3, n)  # three to a row: a long variant name keeps to its own panel
     rows = -(-n // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.5 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.5 * rows), squeeze=False, sharex=True, sharey=True)
     for ax in axes.ravel()[len(sizes_by_model):]:
         ax.axis("off")
     for ax, (name, sizes) in zip(axes.ravel(), sizes_by_model.items()):
@@ -135,13 +139,18 @@ def plot_leaf_sizes(sizes_by_model: dict[str, np.ndarray], path: str | os.PathLi
         ax.hist(sizes, bins=min(40, max(len(sizes) // 2, 5)), color=style("ehi+tree")["color"], alpha=0.8)
         ax.axvline(sizes.mean(), color="k", linestyle="--", label=f"mean {sizes.mean():.1f}")
         status = leaf_health(sizes)[0]
-        ax.set_title(f"{name}\n{len(sizes)} leaves, {int((sizes == 0).sum())} empty"
+        ax.set_title(f"{(names or {}).get(name, name)}\n{len(sizes)} leaves, {int((sizes == 0).sum())} empty"
                      + ("" if status == "ok" else f": {status.upper()}"), fontsize=9,
                      color="black" if status == "ok" else "tab:red")
         ax.set_xlabel("documents in leaf")
         ax.set_ylabel("leaves")
         ax.legend(fontsize=8)
+        ax.xaxis.set_tick_params(labelbottom=True)
+        ax.yaxis.set_tick_params(labelleft=True)
+    if title:
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
+    note_variants(fig, names or {}, sizes_by_model)
     return save_figure(fig, path)
 
 
@@ -159,6 +168,17 @@ FRACTION_PANELS = {"pos_in_beam"}  # shares near 1: drawn on at least MIN_FRACTI
 MIN_FRACTION_SPAN = 0.05
 
 
+EXACT_DEV = {"dev_ndcg@10", "dev_recall@100"}  # exact search on dev: moves only when the encoder does
+FROZEN_NOTE = "\n(flat: the encoder is frozen)"
+
+
+def _unchanged(logs: dict[str, pd.DataFrame], term: str) -> bool:
+    """An exact-search dev panel whose every model's values are one number over two or more epochs:
+    no encoder weight moved (every layer frozen), so the panel says so instead of looking broken."""
+    series = [df[term].dropna() for df in logs.values() if term in df and df[term].notna().any()]
+    return term in EXACT_DEV and bool(series) and all(len(v) > 1 and v.nunique() == 1 for v in series)
+
+
 def kept_epoch(log: pd.DataFrame) -> int | None:
     """The epoch ``select: dev`` keeps (the tree's dev nDCG@10 for EHI, exact search's for DE)."""
     from ehi.train.selection import best_epoch, log_selection_key
@@ -167,7 +187,7 @@ def kept_epoch(log: pd.DataFrame) -> int | None:
     return best_epoch(log.to_dict("records"), key) if key in log else None
 
 
-def plot_training(logs: dict[str, pd.DataFrame], path: str | os.PathLike) -> Path:
+def plot_training(logs: dict[str, pd.DataFrame], path: str | os.PathLike, title: str = "") -> Path:
     """Training curves per epoch: each loss term and the tree diagnostics, one line per model, the
     epoch dev selection keeps marked on every panel."""
     from matplotlib.ticker import MaxNLocator
@@ -176,7 +196,7 @@ def plot_training(logs: dict[str, pd.DataFrame], path: str | os.PathLike) -> Pat
     kept = {name: kept_epoch(df) for name, df in logs.items()}
     cols = min(3, len(terms))
     rows = -(-len(terms) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.0 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.0 * rows), squeeze=False, sharex=True)  # epochs align
     for ax, term in zip(axes.ravel(), terms):
         for name, df in logs.items():
             if term in df and df[term].notna().any():
@@ -190,9 +210,10 @@ def plot_training(logs: dict[str, pd.DataFrame], path: str | os.PathLike) -> Pat
             top = 1.0 + MIN_FRACTION_SPAN / 10  # a share never exceeds 1; its markers stay whole
             ax.set_ylim(min(low, 1.0 - MIN_FRACTION_SPAN), top)
             ax.ticklabel_format(axis="y", useOffset=False)
-        ax.set_title(TRAINING_PANELS[term], fontsize=9)
+        ax.set_title(TRAINING_PANELS[term] + (FROZEN_NOTE if _unchanged(logs, term) else ""), fontsize=9)
         ax.set_xlabel("epoch")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.xaxis.set_tick_params(labelbottom=True)
     for ax in axes.ravel()[len(terms):]:
         ax.axis("off")
     handles = {}
@@ -201,6 +222,8 @@ def plot_training(logs: dict[str, pd.DataFrame], path: str | os.PathLike) -> Pat
             handles.setdefault(label, handle)
     fig.legend(handles.values(), handles.keys(), loc="lower center", ncol=min(4, len(handles)), fontsize=8,
                bbox_to_anchor=(0.5, 0.0), frameon=False)
+    if title:
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout(rect=(0, 0.05 if rows > 1 else 0.12, 1, 1))
     return save_figure(fig, path)
 
@@ -219,7 +242,7 @@ def _interval(sig: pd.DataFrame | None, variant: str, col: str) -> tuple[float, 
 
 
 def plot_ablation(table: pd.DataFrame, value_cols: list[str], path: str | os.PathLike, title: str,
-                  sig: pd.DataFrame | None = None) -> Path:
+                  sig: pd.DataFrame | None = None, names: dict[str, str] | None = None) -> Path:
     """One dot per ablation variant, one panel per column (e.g. the tree at a budget and exact
     search; a loss can move the two in opposite ways), the main setting's value as a line. The axis
     spans the values, not zero, so differences of a hundredth show; with ``sig`` (the ablation
@@ -249,7 +272,8 @@ def plot_ablation(table: pd.DataFrame, value_cols: list[str], path: str | os.Pat
             ax.set_xlim(lo - pad, hi + pad)
         ax.set_xlabel(col + ("" if sig is None else "\n(bars: 95% interval of variant - main, over queries)"), fontsize=8)
         ax.grid(True, axis="x", alpha=0.3)
-    axes[0][0].set_yticks(ys, table.variant)
+    axes[0][0].set_yticks(ys, [(names or {}).get(v, v) for v in table.variant])
+    note_variants(fig, names or {}, table.variant)
     axes[0][0].set_ylim(len(table) - 0.5, -0.7)
     fig.suptitle(title + " (axis not from zero)", fontsize=10)
     fig.tight_layout()

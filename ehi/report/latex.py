@@ -5,14 +5,17 @@ and names carry LaTeX's specials (``1%`` starts a comment, ``de_scann`` a subscr
 mode), so everything is escaped here. The check parses the file with pylatexenc (strictly: an
 unbalanced brace or environment fails) and looks for what parses yet breaks a table: a comment
 (an unescaped ``%``), a ``_`` or ``^`` outside math mode, and rows whose cell count is not the
-column specification's. The tables need ``\\usepackage{booktabs}``.
+column specification's. The tables need ``\\usepackage{booktabs,longtable}``.
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 import pandas as pd
+
+from ehi.report.latex_fit import LONG_ROWS, layout, text_width, words
 
 _SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
              "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
@@ -25,10 +28,50 @@ def escape(text: str) -> str:
     return _SPECIAL_RE.sub(lambda m: _SPECIALS[m.group()], str(text))
 
 
-def table_tex(df: pd.DataFrame, caption: str = "", floatfmt: str = ".4f") -> str:
-    """``df`` as a booktabs ``table`` environment, every header, cell and the caption escaped."""
-    return df.to_latex(index=False, escape=True, na_rep=MISSING, float_format=lambda x: format(x, floatfmt),
-                       caption=escape(caption) if caption else None)
+def _cells(df: pd.DataFrame, floatfmt: str) -> list[list[str]]:
+    def cell(value) -> str:
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return MISSING
+        return format(value, floatfmt) if isinstance(value, float) else str(value)
+
+    return [[cell(v) for v in row] for row in df.astype(object).itertuples(index=False)]
+
+
+def _rows(cells: list[list[str]], part: tuple[int, ...], wrap: dict) -> list[str]:
+    def cell(row, j: int) -> str:  # a wrapped column may break after the / of a variant path
+        return escape(row[j]).replace("/", r"/\allowbreak{}") if j in wrap else escape(row[j])
+
+    return [" & ".join(cell(row, j) for j in part) + r" \\" for row in cells]
+
+
+def table_tex(df: pd.DataFrame, caption: str = "", floatfmt: str = ".4f", label: str = "") -> str:
+    """``df`` as a booktabs table that fits ``\\textwidth`` (:mod:`ehi.report.latex_fit`): centred,
+    with its caption and ``\\label``, every header, cell and the caption escaped; a ``longtable``
+    when it is taller than a page, its columns in parts when no size fits them side by side."""
+    header = [str(c) for c in df.columns]
+    cells = _cells(df, floatfmt)
+    numeric = [pd.api.types.is_numeric_dtype(df[c]) for c in df.columns]
+    columns = list(zip(header, *cells)) if cells else [(h,) for h in header]
+    fit = layout([max(text_width(c) for c in col) for col in columns],
+                 [max(text_width(w) for c in col for w in words(c)) for col in columns], numeric)
+    setup = [line for line in (fit.size, rf"\setlength{{\tabcolsep}}{{{fit.sep:g}pt}}") if line]
+    long = len(cells) > LONG_ROWS
+    lines = [r"\begingroup" if long else r"\begin{table}[htbp]", *([] if long else [r"\centering"]), *setup]
+    for i, part in enumerate(fit.parts):
+        head = [" & ".join(escape(header[j]) for j in part) + r" \\"]
+        of = f" (columns, part {i + 1} of {len(fit.parts)})" if len(fit.parts) > 1 else ""
+        title = r"\caption{" + escape(caption + of) + "}" if caption or of else ""
+        tag = r"\label{" + label + (f"-{i + 1}" if i else "") + "}" if label else ""
+        if long:
+            lines += [r"\begin{longtable}{" + fit.spec(part, numeric) + "}", title + tag + r"\\" if title or tag
+                      else "", r"\toprule", *head, r"\midrule", r"\endfirsthead", r"\toprule", *head, r"\midrule",
+                      r"\endhead", r"\bottomrule", r"\endlastfoot", *_rows(cells, part, fit.wrap), r"\end{longtable}"]
+        else:
+            lines += [*([title] if title and i == 0 else []), *([tag] if tag and i == 0 else []),
+                      *([r"\par\medskip"] if i else []), r"\begin{tabular}{" + fit.spec(part, numeric) + "}",
+                      r"\toprule", *head, r"\midrule", *_rows(cells, part, fit.wrap), r"\bottomrule", r"\end{tabular}"]
+    lines.append(r"\endgroup" if long else r"\end{table}")
+    return "\n".join(line for line in lines if line) + "\n"
 
 
 def _columns(spec: str) -> int:
@@ -57,6 +100,8 @@ def _walk(nodes, in_math: bool, problems: list[str], text: str) -> None:
             _walk([*args, *node.nodelist], in_math, problems, text)
         elif isinstance(node, (lw.LatexGroupNode,)):
             _walk(node.nodelist, in_math, problems, text)
+        elif isinstance(node, lw.LatexMacroNode) and node.macroname == "label":
+            continue  # a key, not text: _ is allowed there
         elif isinstance(node, lw.LatexMacroNode) and node.nodeargd:
             _walk([a for a in node.nodeargd.argnlist if a is not None], in_math, problems, text)
 

@@ -65,6 +65,7 @@ def kmr_over_seeds_wide(summary: pd.DataFrame, metrics, targets) -> tuple[pd.Dat
 def plot_kmr_over_seeds(long: pd.DataFrame, metric: str, path: str | os.PathLike, title: str = "") -> Path:
     """Each system's seed mean at the table's budgets, min-max over seeds as error bars."""
     from ehi.report.figures import _style, plt, save_figure
+    from ehi.report.styles import label, note_beyond, percent_axis
 
     fig, ax = plt.subplots(figsize=(7.2, 4.4))
     rows = long[(long.metric == metric) & long.value.notna()]
@@ -74,11 +75,11 @@ def plot_kmr_over_seeds(long: pd.DataFrame, metric: str, path: str | os.PathLike
         # seeds that agree give a mean a rounding error outside [min, max]: clip the bars at zero
         below, above = (curve.value - curve["min"]).clip(lower=0), (curve["max"] - curve.value).clip(lower=0)
         ax.errorbar(100 * curve.frac_visited, curve.value, yerr=[below, above],
-                    capsize=2, label=f"{system} ({int(curve.n_seeds.max())} seeds)", **style)
-    ax.set_xscale("log")
-    ax.set_xlabel("documents scored per query (% of corpus, log scale; seed mean)")
+                    capsize=2, label=f"{label(system)} ({int(curve.n_seeds.max())} seeds)", **style)
+    percent_axis(ax, "documents scored per query (% of corpus, log scale; seed mean)")
     ax.set_ylabel(f"{metric} (mean, min-max over seeds)")
     ax.grid(True, which="both", alpha=0.3)
     ax.set_title(title or f"KMR over seeds: {metric}")
+    note_beyond(fig, rows.system.unique())
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     return save_figure(fig, path)

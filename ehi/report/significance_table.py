@@ -63,7 +63,8 @@ def render_significance(sig: pd.DataFrame, stem: str | os.PathLike, caption: str
                f"documents scored; {MARK}: the {tested} test's Holm-adjusted p-value is below alpha; "
                "a dash: not compared. Every test, p-value and interval: the .csv beside this file")
     wide = significance_wide(sig)
-    outputs = {".md": significance_markdown(wide, caption), ".tex": table_tex(wide, caption),
+    outputs = {".md": significance_markdown(wide, caption),
+               ".tex": table_tex(wide, caption, label=f"tab:{stem.name}"),
                ".csv": sig.to_csv(index=False)}
     for suffix, text in outputs.items():
         with atomic_path(stem.with_suffix(suffix)) as tmp:

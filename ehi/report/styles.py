@@ -4,7 +4,11 @@ A KMR figure draws a dozen systems; two colours and five line styles leave sever
 indistinguishable. Here each known system has its own colour (EHI's encoder in reds and browns, the
 dual encoder in blues and greens, the untrained encoder grey), each search method its marker, each
 encoder its line style, and EHI's own search (its tree) a thick line drawn on top. A system not
-listed (a plugin's) gets a colour from its name, so it too keeps one colour everywhere.
+listed (a plugin's) gets a colour from its name, so it too keeps one colour everywhere. A search
+that is an ANNS registry kind takes its marker from the registry entry (ehi.search.registry), as
+it takes whether the paper ran it: a system beyond the paper (such a baseline, EHI's compressed
+tree, an encoder recipe such as ``ehi-warm``) is labelled with a dagger, explained on the figure.
+Every axis of a fraction scored is in percent on a log scale, with the same ticks.
 """
 
 from __future__ import annotations
@@ -15,15 +19,64 @@ COLOURS = {
     "ehi+tree": "#d62728", "ehi-warm+tree": "#7f0000", "ehi+tree-pq": "#ff9896", "ehi-warm+tree-pq": "#c45a5a",
     "ehi+exact": "#ff7f0e", "ehi-warm+exact": "#b35806",
     "ehi+faiss-ivf": "#e377c2", "ehi+faiss-hnsw": "#9467bd", "ehi+scann": "#8c564b", "ehi+scann-ah": "#c49c94",
-    "ehi+faiss-ivf-pq": "#f7b6d2",
+    "ehi+faiss-ivfpq": "#f7b6d2",
     "de+exact": "#1f77b4", "de+faiss-ivf": "#17becf", "de+faiss-hnsw": "#2ca02c", "de+scann": "#bcbd22",
-    "de+scann-ah": "#1a3a6b", "de+faiss-ivf-pq": "#98df8a",
+    "de+scann-ah": "#1a3a6b", "de+faiss-ivfpq": "#98df8a",
     "pre+exact": "#7f7f7f",
 }
 _FALLBACK = ["#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354"]
-MARKERS = {"tree": "o", "tree-pq": "o", "exact": "*", "faiss-ivf": "s", "faiss-ivf-pq": "s", "faiss-hnsw": "^",
-           "scann": "D", "scann-ah": "x"}
+MARKERS = {"tree": "o", "tree-pq": "o"}  # EHI's own searches; the ANNS kinds' are in their registry entries
 LINESTYLES = {"ehi": "-", "de": "--", "pre": ":"}
+PAPER_ENCODERS = ("ehi", "de", "pre")  # the paper's encoders; a recipe variant (ehi-warm, ehi-floor) is beyond
+BEYOND = " †"
+BEYOND_NOTE = "† beyond the paper"
+PERCENT_TICKS = (0.1, 1, 2, 5, 10, 20, 100)  # % of documents scored
+SHORT = 40  # characters: a one-row ablation's settings longer than this are left to the footnote
+
+
+def _kind(search: str):
+    from ehi.search.registry import ann_kind, kinds
+
+    return ann_kind(search) if search in kinds() else None
+
+
+def marker(search: str) -> str:
+    kind = _kind(search)
+    return kind.marker if kind is not None else MARKERS.get(search, ".")
+
+
+def beyond_paper(system: str) -> bool:
+    """A system the paper did not run: an encoder recipe of this project, EHI's compressed tree, or
+    a baseline whose registry entry says so (a plugin's kind included)."""
+    encoder, _, search = system.partition("+")
+    if encoder not in PAPER_ENCODERS:
+        return True
+    if search == "tree":
+        return False
+    kind = _kind(search)
+    return kind is None or not kind.in_paper
+
+
+def label(system: str) -> str:
+    """A system's legend entry: its name, with the dagger when it is beyond the paper."""
+    return system + BEYOND if beyond_paper(system) else system
+
+
+def note_beyond(fig, systems) -> None:
+    """The dagger's meaning, at the figure's lower right, when one of ``systems`` carries it."""
+    if any(beyond_paper(s) for s in systems):
+        fig.text(0.995, 0.005, BEYOND_NOTE, ha="right", va="bottom", fontsize=7, color="0.3")
+
+
+def percent_axis(ax, label: str = "documents scored per query (% of corpus, log scale)") -> None:
+    """A fraction-scored x axis (values already in percent): log scale, the same percent ticks."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(FixedLocator(PERCENT_TICKS))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}%"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel(label)
 
 
 def is_ehi_search(system: str) -> bool:
@@ -40,6 +93,30 @@ def style(system: str) -> dict:
     """Matplotlib keywords of one system's line (``plot(..., **style(system))``)."""
     encoder, _, search = system.partition("+")
     ehi = is_ehi_search(system)
-    return {"color": colour(system), "marker": MARKERS.get(search, "."),
+    return {"color": colour(system), "marker": marker(search),
             "linestyle": LINESTYLES.get(encoder.split("-")[0], "-"),
             "linewidth": 2.6 if ehi else 1.3, "zorder": 3 if ehi else 2, "alpha": 1.0 if ehi else 0.85}
+
+
+def variant_names(ablations: dict[str, list[str]]) -> dict[str, str]:
+    """{variant path: the name a figure shows}: the config's ablation name and the settings that
+    differ between its rows ("tree shape: height 1"), or all of a one-row table's when they are
+    short ("loss terms: lambda_indexing 0.0"), else the name alone ("floor"); "main setting" for
+    main. The path itself goes in a footnote."""
+    names = {"main": "main setting"}
+    for ablation, variants in ablations.items():
+        title = ablation.replace("_", " ")
+        settings = [dict(part.split("~", 1) for part in v.split("/")) for v in variants]
+        differing = [k for k in settings[0] if len({row.get(k) for row in settings}) > 1] if len(settings) > 1 else []
+        for variant, row in zip(variants, settings):
+            said = ", ".join(f"{k} {row[k]}" for k in (differing or row))
+            names[variant] = title if len(variants) == 1 and len(said) > SHORT else f"{title}: {said}"
+    return names
+
+
+def note_variants(fig, names: dict[str, str], shown) -> None:
+    """A footnote with the config path of every renamed variant among ``shown``."""
+    lines = [f"{names[v]} = {v}" for v in shown if v in names and v != "main" and names[v] != v]
+    if lines:
+        # below the figure's edge: the saved figure's tight box takes it in, clear of the axes
+        fig.text(0.005, -0.01, "\n".join(lines), ha="left", va="top", fontsize=6, color="0.35")

@@ -21,6 +21,7 @@ from ehi.core.io import atomic_dir, read_table, staged_files
 from ehi.evaluate.stats import ablation_significance
 from ehi.evaluate.variant_systems import parse as parse_variant_systems, with_variant_systems
 from ehi.report.seed_tables import kmr_over_seeds_wide, plot_kmr_over_seeds, seeded_main_summary
+from ehi.report.styles import variant_names
 from ehi.report.train_log import train_log_table
 
 log = logging.getLogger(__name__)
@@ -150,7 +151,7 @@ def _render(results: Path, dataset: str, variants, ablations, metrics, targets, 
               if (results / v / "leaves.parquet").exists()}
     warnings = tree_warnings(leaves)  # a degenerate tree is flagged wherever its numbers appear
     for line in warnings:
-        log.warning(line)
+        log.warning(line.removeprefix("WARNING: "))  # the log line carries its level already
     caption = f"{dataset}: metric at the largest budget not above each fraction of documents scored."
     if seed_replicas:
         wide, long = kmr_over_seeds_wide(seeded_main_summary(results, seed_replicas, specs, main_seed), metrics, targets)
@@ -168,7 +169,9 @@ def _render(results: Path, dataset: str, variants, ablations, metrics, targets, 
     render_significance(sig, tables / f"{dataset}_significance", caption=f"{dataset}: paired significance tests, Holm-adjusted")
     draw.render_table(leaf_balance(leaves), tables / f"{dataset}_leaf_balance",
                        caption=" ".join([f"{dataset}: documents per leaf.", *warnings]))
-    draw.plot_leaf_sizes({v: df["size"].to_numpy() for v, df in leaves.items()}, figures / "leaf_sizes.png")
+    names = variant_names(ablations)  # the figures' names of the variants; their paths in a footnote
+    draw.plot_leaf_sizes({v: df["size"].to_numpy() for v, df in leaves.items()}, figures / "leaf_sizes.png",
+                         title=f"{dataset}: documents per leaf", names=names)
     abl = ablation_table(summaries, ablations, metrics)  # every metric; the figure shows the first (tree and exact)
     draw.render_table(abl, tables / f"{dataset}_ablations", caption=f"{dataset}: ablations of EHI")
     per_query = ablation_per_query(results, variants) if ablations else pd.DataFrame()
@@ -177,7 +180,8 @@ def _render(results: Path, dataset: str, variants, ablations, metrics, targets, 
     for name in ablations:  # each variant with its interval against the main setting
         rows = abl[abl.ablation == name]
         draw.plot_ablation(rows, list(rows.columns[2:4]), figures / f"ablation_{name}.png",
-                           title=f"{dataset}: ablation {name}", sig=sig[sig.ablation == name] if len(sig) else None)
+                           title=f"{dataset}: ablation {name}", sig=sig[sig.ablation == name] if len(sig) else None,
+                           names=names)
     draw.render_table(ablation_significance_table(sig), tables / f"{dataset}_ablation_significance",
                        caption=f"{dataset}: each ablation variant against the main setting, paired over queries "
                                f"(EHI's tree at <= {_pct(ABLATION_BUDGET)} of documents scored, and exact search); "
@@ -187,6 +191,6 @@ def _render(results: Path, dataset: str, variants, ablations, metrics, targets, 
                        floatfmt=".1f")
     logs = {p.stem: read_table(p) for p in sorted((results / "main" / "train_log").glob("*.parquet"))}
     if logs:  # results copied without their training logs still render everything else
-        draw.plot_training(logs, figures / "training.png")
+        draw.plot_training(logs, figures / "training.png", title=f"{dataset}: training")
         draw.render_table(train_log_table(logs), tables / f"{dataset}_train_log",
                           caption=f"{dataset}: every training epoch on dev, its leaf balance and the epoch kept")

@@ -64,7 +64,7 @@ def padded_dim(dim: int, pq_m: int | None) -> int:
     if pq_m is None:
         return dim + 1
     if pq_m < 1 or dim % pq_m:
-        raise ValueError(f"--pq M must divide the embedding dimension {dim}, got M={pq_m}")
+        raise ValueError(f"pq_m must divide the embedding dimension {dim}, got pq_m={pq_m}")
     return dim + dim // pq_m
 
 

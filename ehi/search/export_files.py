@@ -52,7 +52,7 @@ def write_export(exported, path: str | os.PathLike) -> Path:
     """FILE, (height >= 2) FILE.router.safetensors, then FILE.json with their checksums."""
     path = Path(path)
     if path.is_dir():
-        raise ExportError(f"{path}: is a directory; --out names the FAISS file to write")
+        raise ExportError(f"{path}: is a directory; name the FAISS file to write")
     meta = {**exported.meta, "faiss_file": path.name}
     with atomic_path(path) as tmp:
         try:

@@ -66,6 +66,8 @@ class AnnKind:
     settings_keys: tuple[str, ...] = ()
     build_defaults: tuple[tuple[str, Any], ...] = ()  # fixed keywords of Class.build
     tuned: bool = True  # False: built as it is, nothing to tune (exact search)
+    marker: str = "."  # matplotlib marker of its systems in every figure (ehi.report.styles)
+    in_paper: bool = True  # False: a baseline the paper did not run, marked so in the figures
     from_shards: str | None = None  # "module:function"(shards, train_size, seed, **params); None: to_array
 
     def searcher_class(self) -> type[Searcher]:
@@ -112,14 +114,18 @@ def _scann_ah_grid(n_docs, s):
 
 _FAISS, _SCANN, _SHARDS = "ehi.search.faiss_ann", "ehi.search.scann_ann", "ehi.search.faiss_shards"
 _BUILTIN = (
-    AnnKind("exact", f"{_FAISS}:FlatSearcher", lambda n, s: [{}], tuned=False,
+    AnnKind("exact", f"{_FAISS}:FlatSearcher", lambda n, s: [{}], tuned=False, marker="*",
             from_shards=f"{_SHARDS}:flat_from_shards"),
-    AnnKind("faiss-ivf", f"{_FAISS}:IVFSearcher", _ivf_grid, ("ivf_nlist",), from_shards=f"{_SHARDS}:ivf_from_shards"),
+    AnnKind("faiss-ivf", f"{_FAISS}:IVFSearcher", _ivf_grid, ("ivf_nlist",), marker="s",
+            from_shards=f"{_SHARDS}:ivf_from_shards"),
     AnnKind("faiss-hnsw", f"{_FAISS}:HNSWSearcher", _hnsw_grid, ("hnsw_M", "hnsw_ef_construction"),
-            from_shards=f"{_SHARDS}:hnsw_from_shards"),
-    AnnKind("scann", f"{_SCANN}:ScannSearcher", _scann_grid, ("scann_leaves",), (("scoring", "bf"),)),
-    AnnKind("scann-ah", f"{_SCANN}:ScannSearcher", _scann_ah_grid, ("scann_leaves",), (("scoring", "ah"),)),
-    AnnKind("faiss-ivfpq", "ehi.search.faiss_pq:IVFPQSearcher", _ivfpq_grid, ("ivf_nlist", *PQ_SETTINGS)),
+            marker="^", in_paper=False, from_shards=f"{_SHARDS}:hnsw_from_shards"),
+    AnnKind("scann", f"{_SCANN}:ScannSearcher", _scann_grid, ("scann_leaves",), (("scoring", "bf"),),
+            marker="D"),
+    AnnKind("scann-ah", f"{_SCANN}:ScannSearcher", _scann_ah_grid, ("scann_leaves",), (("scoring", "ah"),),
+            marker="x", in_paper=False),
+    AnnKind("faiss-ivfpq", "ehi.search.faiss_pq:IVFPQSearcher", _ivfpq_grid, ("ivf_nlist", *PQ_SETTINGS),
+            marker="s", in_paper=False),
 )
 _REGISTRY: dict[str, AnnKind] = {kind.name: kind for kind in _BUILTIN}
 KINDS = tuple(_REGISTRY)  # the built-in kinds; kinds() adds the plugins'

@@ -25,6 +25,7 @@ import contextlib
 import itertools
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Iterator, TextIO
@@ -38,12 +39,22 @@ from ehi.serve.api import Hit, SearchIndex, SearchIndexError, load_index
 from ehi.serve.queries import checked_queries
 
 TITLE_WIDTH = 80
+SEARCH_EXAMPLES = """examples:
+  ehi search --index DIR --query "what causes fever" --beam 4 -k 10
+  ehi search --index DIR --queries-file queries.txt --out run.tsv
+  ehi search --index DIR --queries-file queries.tsv --format trec --out run.trec   # qid<TAB>text lines
+  trec_eval -c -m ndcg_cut.10 qrels.txt run.trec   # -c: a query with no hits scores 0"""
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ehi", description="Search or describe an EHI search index.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="{search,info,export-faiss}")
-    search = sub.add_parser("search", help="ranked documents for one or more queries")
+    search = sub.add_parser(
+        "search", help="ranked documents for one or more queries", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Encode each query, route it down the tree with a beam (--beam leaves kept per level), score "
+                    "the documents of the visited leaves exactly and print the best -k. A query whose visited "
+                    "leaves hold fewer than -k documents gets fewer hits, and the command says so on stderr.",
+        epilog=SEARCH_EXAMPLES)
     search.add_argument("--index", required=True, help="search-index directory (ehi.serve.api.save_search_index)")
     source = search.add_mutually_exclusive_group(required=True)
     source.add_argument("--query", action="append", help="a query text (repeat for several)")
@@ -61,7 +72,12 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--out", metavar="FILE", help="write the results to FILE (whole, or not at all) instead of stdout")
     search.add_argument("-v", "--verbose", action="store_true",
                         help="keep the model loader's messages; show the traceback of an error")
-    info = sub.add_parser("info", help="tree shape, leaf balance and training config of an index")
+    info = sub.add_parser(
+        "info", help="tree shape, leaf balance and training config of an index",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Describe a saved search index: documents, the tree's height, branching and leaves, the leaf "
+                    "sizes (min, median, max, gini, empty leaves), the encoder and the training config it records.",
+        epilog="examples:\n  ehi info --index DIR\n  ehi info --index DIR --json | jq .leaf_sizes")
     info.add_argument("--index", required=True, help="search-index directory")
     info.add_argument("--json", action="store_true", help="print the description as JSON")
     info.add_argument("-v", "--verbose", action="store_true", help="show the traceback of an error")
@@ -91,11 +107,13 @@ def _short(text: str, width: int = TITLE_WIDTH) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def format_table(query: str, hits: list[Hit]) -> str:
+def format_table(query: str, hits: list[Hit], k: int | None = None) -> str:
     """A readable ranked list: rank, score, doc_id, title."""
     lines = [f"query: {query}"]
     if not hits:
         return "\n".join(lines + ["  (no documents in the visited leaves)"])
+    if k is not None and len(hits) < k:
+        lines[0] += f"  ({len(hits)} of -k {k}: the visited leaves hold no more)"
     id_width = max(6, *(len(h.doc_id) for h in hits))
     lines.append(f"{'rank':>4}  {'score':>8}  {'doc_id':<{id_width}}  title")
     for rank, hit in enumerate(hits, 1):
@@ -123,10 +141,11 @@ def run_search(index: SearchIndex, queries: Iterator[tuple[int, str]], args, out
         run_tag = f"ehi@beam={index.check_beam(args.beam)}"
     else:
         queries = ((no, line.strip()) for no, line in queries)
-    n = 0
+    n = short = 0
     for batch in _batches(queries, args.batch_size):
         results = index.search([q for _, q in batch], beam=args.beam, k=args.k, batch_size=args.batch_size)
         for (no, query), hits in zip(batch, results):
+            short += len(hits) < args.k
             if fmt == "trec":
                 for row in trec.hit_lines(no, hits, run_tag):
                     print(row, file=out)
@@ -134,9 +153,12 @@ def run_search(index: SearchIndex, queries: Iterator[tuple[int, str]], args, out
                 for row in tsv_rows(no, hits):
                     print(row, file=out)
             else:
-                print(("\n" if n else "") + format_table(query, hits), file=out)
+                print(("\n" if n else "") + format_table(query, hits, args.k), file=out)
             n += 1
         out.flush()
+    if short:
+        print(f"ehi search: {short} of {n} queries got fewer than -k {args.k} documents: their visited leaves "
+              f"hold fewer (a larger --beam visits more leaves)", file=sys.stderr)
     return n
 
 
@@ -215,6 +237,19 @@ def _search(args) -> None:
             run_search(index, queries, args, out)
 
 
+# export_faiss's refusals name its Python arguments; the command says its flags instead
+EXPORT_FLAGS = (("doc_ids= (the prepared corpus.parquet it was built on, or a list of ids)",
+                 "--doc-ids (the prepared corpus.parquet it was built on)"),
+                ("row_ids=True", "--row-ids"), ("pq_m=", "--pq "), ("pq_m", "--pq M"), ("nbits", "--nbits"),
+                ("rerank", "--rerank"))
+
+
+def cli_wording(message: str) -> str:
+    for argument, flag in EXPORT_FLAGS:
+        message = re.sub(rf"(?<![\w-]){re.escape(argument)}", flag, message)
+    return message
+
+
 def _export(args) -> int:
     from ehi.search.exported import ExportError
     from ehi.serve.export_faiss import export_faiss
@@ -222,8 +257,8 @@ def _export(args) -> int:
     try:
         exported = export_faiss(args.index, args.out, pq_m=args.pq, nbits=args.nbits, rerank=args.rerank,
                                 doc_ids=args.doc_ids, row_ids=args.row_ids)
-    except (ExportError, ValueError) as err:
-        raise SearchIndexError(str(err)) from None
+    except (ExportError, ValueError, SearchIndexError) as err:
+        raise SearchIndexError(cli_wording(str(err))) from None
     meta = exported.meta
     print(f"wrote {args.out} ({meta['faiss_index']}, {meta['n_docs']} documents, {meta['n_leaves']} lists, "
           f"dim {meta['faiss_dim']}) and {args.out}.json")

@@ -25,8 +25,8 @@ def _bare_ids(index: EHIIndex, index_dir: Path, doc_ids, row_ids: bool) -> list[
     if doc_ids is None:
         if row_ids:
             return None  # the export's own default: corpus row numbers
-        raise SearchIndexError(f"{index_dir}: an EHI index directory holds no document ids; pass the prepared "
-                               "corpus (--doc-ids resources/<dataset>/data/corpus.parquet) or --row-ids to "
+        raise SearchIndexError(f"{index_dir}: an EHI index directory holds no document ids; pass doc_ids= (the "
+                               "prepared corpus.parquet it was built on, or a list of ids) or row_ids=True to "
                                "export corpus row numbers as ids")
     if isinstance(doc_ids, (str, os.PathLike)):
         import pandas as pd
@@ -58,11 +58,11 @@ def _source(index_dir: Path, doc_ids=None, row_ids: bool = False) -> tuple[EHIIn
 def check_options(pq_m: int | None, nbits: int, rerank: int) -> None:
     """The export's options, before anything is read."""
     if pq_m is not None and pq_m < 1:
-        raise SearchIndexError(f"--pq M must be a positive divisor of the embedding dimension, got {pq_m}")
+        raise SearchIndexError(f"pq_m must be a positive divisor of the embedding dimension, got {pq_m}")
     if nbits not in (4, 8):
-        raise SearchIndexError(f"--nbits must be 4 (fast scan) or 8, got {nbits}")
+        raise SearchIndexError(f"nbits must be 4 (fast scan) or 8, got {nbits}")
     if rerank < 0:
-        raise SearchIndexError(f"--rerank must be 0 (off) or the number of candidates to re-score, got {rerank}")
+        raise SearchIndexError(f"rerank must be 0 (off) or the number of candidates to re-score, got {rerank}")
 
 
 def export_faiss(index_dir: str | os.PathLike, out: str | os.PathLike, pq_m: int | None = None,

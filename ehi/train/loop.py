@@ -259,6 +259,7 @@ def run_epoch(t: Trainer, state: TrainState) -> dict:
     sums: dict[str, float] = {}
     start, n_batches = time.time(), math.ceil(len(order) / cfg.batch_size)
     bar = tqdm(range(n_batches), desc=f"epoch {epoch + 1}/{cfg.epochs}", disable=not t.show_progress, mininterval=1)
+    within = progress_lines.EpochProgress("ehi" if cfg.use_tree else "de", epoch + 1, cfg.epochs, n_batches)
     for b in bar:
         rng = np.random.default_rng([cfg.seed, epoch, b])
         batch = order[b * cfg.batch_size : (b + 1) * cfg.batch_size]
@@ -276,6 +277,8 @@ def run_epoch(t: Trainer, state: TrainState) -> dict:
         for k, v in terms.items():
             sums[k] = sums.get(k, 0.0) + float(v.detach())
         bar.set_postfix({k: f"{v / (b + 1):.4f}" for k, v in sums.items()}, refresh=False)
+        if t.show_progress:
+            within.step(b + 1, sums)
     lrs = sched.get_last_lr()
     return {"epoch": epoch + 1, "step": step, **{k: v / n_batches for k, v in sums.items()},
             "lr_encoder": lrs[0], "lr_indexer": lrs[1] if len(lrs) > 1 else float("nan"),

@@ -1,13 +1,15 @@
 """The cross-dataset table: a row per dataset, values as each dataset's KMR table has them, EHI's
 tree against the best peer marked with that dataset's own significance test."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from ehi.core.io import write_table
 from ehi.evaluate.metrics import kmr_table
-from ehi.report.across import across_table, build_across, load_results
+from ehi.report.across import across_table, build_across, load_results, per_metric_and_budget
 
 METRICS = ["ndcg@10", "recall@100"]
 
@@ -78,6 +80,18 @@ def test_build_writes_three_tables_and_one_figure(results, tmp_path):
         assert (tmp_path / "out" / f"across{suffix}").stat().st_size > 0
     assert list(pd.read_csv(tmp_path / "out" / "across.csv").dataset) == ["a", "b"] == list(table.dataset)
     assert (tmp_path / "out" / "across.png").read_bytes()[:4] == b"\x89PNG"
+    # the page: one table per metric and budget with a value, a row per system, a column per dataset
+    parts = per_metric_and_budget(table)
+    titles = [t for t in parts if t.startswith("ndcg@10")]
+    assert titles == ["ndcg@10 at <=5%", "ndcg@10 at <=10%", "ndcg@10 at exact"]
+    tex = (tmp_path / "out" / "across.tex").read_text()
+    labels = re.findall(r"\\label\{([^}]*)\}", tex)
+    assert tex.count(r"\begin{table}") == len(parts) == len(set(labels))
+    assert all(re.fullmatch(r"tab:across-[\w+-]+", label) for label in labels), labels  # plain keys
+    exact = parts["ndcg@10 at exact"].set_index("system")
+    assert list(exact.columns) == ["a", "b"]
+    assert exact.loc["tree vs best peer", "a"] == "-0.110 vs de+exact (p_adj 0.040) *"
+    assert (tmp_path / "out" / "across.md").read_text().count("### ") == len(parts)
     with pytest.raises(FileNotFoundError, match="no dataset"):
         build_across(results, ["never_run"], tmp_path / "x", tmp_path / "x.png")
 

@@ -188,3 +188,24 @@ def test_cli_trec_refuses_a_repeated_query_argument_and_a_doc_id_with_whitespace
     with pytest.raises(SystemExit):
         main(["search", "--help"])
     assert "its line number; every qid once" in " ".join(capsys.readouterr().out.split())  # the rule, stated
+
+
+def test_cli_says_when_a_query_gets_fewer_than_k_documents(built, capsys):
+    want = load_index(built["dir"], device="cpu").search(["river castle"], beam=1, k=40)[0]
+    assert 0 < len(want) < 40  # one leaf of four holds part of the corpus
+    main(["search", "--index", str(built["dir"]), "--query", "river castle", "--beam", "1", "-k", "40", "--device", "cpu"])
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[0] == f"query: river castle  ({len(want)} of -k 40: the visited leaves hold no more)"
+    assert captured.err.strip() == ("ehi search: 1 of 1 queries got fewer than -k 40 documents: their visited leaves "
+                                    "hold fewer (a larger --beam visits more leaves)")
+    main(["search", "--index", str(built["dir"]), "--query", "river castle", "--beam", "4", "-k", "3", "--device", "cpu"])
+    assert capsys.readouterr().err == ""  # k hits: nothing said
+
+
+@pytest.mark.parametrize("command", ["search", "info"])
+def test_cli_help_describes_the_command_with_examples(command, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = capsys.readouterr().out
+    assert "examples:" in text and f"ehi {command} --index DIR" in text
+    assert ("route it down the tree" if command == "search" else "Describe a saved search index") in text

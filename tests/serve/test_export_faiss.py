@@ -12,7 +12,7 @@ import ehi
 from ehi.model.encoder import load_encoder
 from ehi.model.tree import TreeIndexer
 from ehi.search.tree_index import EHIIndex
-from ehi.serve.api import load_index, save_search_index
+from ehi.serve.api import SearchIndexError, load_index, save_search_index
 from ehi.serve.cli import main
 
 QUERIES = ["river castle", "violin engine harbor", "garden forest", "mountain"]
@@ -73,5 +73,8 @@ def test_a_bare_index_directory_exports_real_ids_or_is_refused(search_dir, tmp_p
     assert ids == pd.read_parquet(corpus).doc_id.tolist()
     assert main(["export-faiss", "--index", str(bare), "--out", str(tmp_path / "rows.faiss"), "--row-ids"]) == 0
     assert json.loads((tmp_path / "rows.faiss.json").read_text())["doc_ids"][:2] == ["0", "1"]
+    with pytest.raises(SearchIndexError, match="holds no document ids") as refused:  # from Python: its arguments
+        ehi.export_faiss(bare, tmp_path / "none.faiss")
+    assert "row_ids=True" in str(refused.value) and "doc_ids=" in str(refused.value) and "--" not in str(refused.value)
     with pytest.raises(SystemExit, match="not a prepared corpus"):
         main(["export-faiss", "--index", str(bare), "--out", str(tmp_path / "short.faiss"), "--doc-ids", str(tmp_path / "nope.parquet")])

@@ -55,6 +55,8 @@ def test_bad_input_names_the_argument():
         ehi.fit_tree(docs, docs[:3], np.array([[5, 0]]))
     with pytest.raises(UserError, match="init must be"):
         ehi.fit_tree(docs, init="random")
+    with pytest.raises(UserError, match=r"lower height or branching$"):  # its arguments, not config keys
+        ehi.fit_tree(docs, height=2, branching=len(docs))
 
 
 @pytest.mark.parametrize("kwargs, said", [

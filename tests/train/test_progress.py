@@ -32,3 +32,32 @@ def test_the_training_script_prints_the_lines_on_stdout_and_the_rest_on_stderr(t
     out = [line for line in proc.stdout.splitlines() if line.strip()]
     assert len(out) == 3 and "train ehi: epoch 1/1 loss=" in out[1] and "done after 1 epochs" in out[2], out
     assert "train ehi: epoch 1/1" in proc.stderr  # the rule's log file gets them too
+
+
+def test_within_an_epoch_a_line_each_minute_with_rate_and_time_left(caplog):
+    from ehi.train.progress import EpochProgress
+
+    now = [0.0]
+    progress = EpochProgress("ehi", 2, 5, n_batches=400, every=60.0, clock=lambda: now[0])
+    with caplog.at_level(logging.INFO, logger="ehi.train.progress"):
+        for done, t in ((50, 30.0), (100, 60.0), (150, 90.0), (240, 120.0), (400, 200.0)):
+            now[0] = t
+            progress.step(done, {"loss": 0.5 * done})
+    lines = [r.getMessage() for r in caplog.records if r.name == "ehi.train.progress"]
+    # at 60 s (100 steps: 1.67 steps/s, 300 left) and 120 s (240 steps: 2 steps/s, 160 left); not
+    # at 30 s or 90 s (under a minute since the last line), not at the end (the epoch line says it)
+    assert lines == ["train ehi: epoch 2/5 step 100/400 (25%) loss=0.5000, 1.67 steps/s, 3 min 0 s left in the epoch",
+                     "train ehi: epoch 2/5 step 240/400 (60%) loss=0.5000, 2.00 steps/s, 1 min 20 s left in the epoch"]
+
+
+def test_a_short_epoch_gets_a_line_at_each_quarter_of_its_steps(caplog):
+    from ehi.train.progress import EpochProgress
+
+    now = [0.0]
+    progress = EpochProgress("de", 1, 2, n_batches=8, every=60.0, clock=lambda: now[0])
+    with caplog.at_level(logging.INFO, logger="ehi.train.progress"):
+        for done in range(1, 9):
+            now[0] = 0.5 * done  # 2 steps/s, far under a minute in all
+            progress.step(done, {"loss": 1.0 * done})
+    steps = [r.getMessage().split(" step ")[1].split(" ")[0] for r in caplog.records if r.name == "ehi.train.progress"]
+    assert steps == ["2/8", "4/8", "6/8"]  # the last quarter is the epoch line's

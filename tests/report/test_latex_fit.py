@@ -1,0 +1,62 @@
+"""LaTeX tables fit the page: widths from the cell strings under a fixed font model (cmr10)."""
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ehi.report.latex import latex_problems, table_tex
+from ehi.report.latex_fit import LONG_ROWS, TEXTWIDTH, tex_widths, text_width
+
+REPO = Path(__file__).resolve().parents[2]
+COMMITTED = sorted((REPO / "results").rglob("*.tex"))
+
+
+def _body_rows(text: str) -> int:
+    """Body rows of the first tabular or longtable: after its header (\\midrule, or a longtable's
+    \\endlastfoot) up to its \\bottomrule or end."""
+    start = r"\\endlastfoot" if r"\endlastfoot" in text else r"\\midrule"
+    body = re.search(start + r"\n(.*?)(?:\\bottomrule|\\end\{longtable\})", text, re.S)
+    return sum(line.endswith("\\\\") for line in body.group(1).splitlines())
+
+
+def test_widths_follow_cmr10():
+    assert text_width("0.6526") == pytest.approx(5 * 5.0 + 2.78)  # digits 5 pt, the point 2.78 pt
+    assert text_width("mm", scale=0.8) == pytest.approx(2 * 8.33 * 0.8)
+    table = "\\begin{tabular}{lr}\n\\toprule\na & b \\\\\n\\midrule\nmm & 10 \\\\\n\\bottomrule\n\\end{tabular}\n"
+    assert tex_widths(table) == [pytest.approx(2 * 8.33 + 2 * 5.0 + 4 * 6.0)]  # widest cells + 2 tabcolsep each
+
+
+@pytest.mark.parametrize("shape", ["wide", "long", "wordy"])
+def test_a_rendered_table_fits_the_text_width(shape):
+    rng = np.random.default_rng(0)
+    if shape == "wide":  # 40 number columns: split into parts, the name column repeated in each
+        df = pd.DataFrame(rng.random((5, 40)), columns=[f"system number {i}" for i in range(40)])
+        df.insert(0, "dataset", [f"set_{i}" for i in range(5)])
+    elif shape == "long":
+        df = pd.DataFrame({"system": [f"s{i}" for i in range(LONG_ROWS + 10)], "value": rng.random(LONG_ROWS + 10)})
+    else:  # a text column of sentences: wrapped
+        df = pd.DataFrame({"claim": ["a", "b"], "text": ["EHI's tree is at least every peer at the same budget " * 3] * 2,
+                           "delta": [0.1, -0.2]})
+    tex = table_tex(df, caption="at <= 10% of documents", label="tab:t_1")
+    assert latex_problems(tex) == []
+    assert max(tex_widths(tex)) <= TEXTWIDTH
+    assert r"\label{tab:t_1}" in tex and r"\caption{" in tex
+    assert ("longtable" in tex) == (shape == "long") and (r"\centering" in tex) == (shape != "long")
+    if shape == "wide":
+        assert len(tex_widths(tex)) > 1 and tex.count("& dataset") == 0 and tex.count("dataset &") == len(tex_widths(tex))
+    if shape == "wordy":
+        assert re.search(r"\\begin\{tabular\}\{lp\{\d+pt\}r\}", tex)
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.name)
+def test_every_committed_table_fits_the_text_width_and_carries_label_and_centering(path):
+    text = path.read_text()
+    assert max(tex_widths(text)) <= TEXTWIDTH, (path.name, tex_widths(text))
+    assert r"\label{" in text
+    long = _body_rows(text) > LONG_ROWS
+    assert ("longtable" in text) == long, path.name
+    if not long:
+        assert r"\centering" in text
