@@ -76,7 +76,7 @@ def _check_arguments(n_docs: int, height, branching, steps, lr, batch_size, nega
         if not isinstance(value, (int, float, np.floating)) or not np.isfinite(value) or (positive and value <= 0):
             raise ConfigError(f"{name} must be a finite {'positive ' if positive else ''}number, got {value!r}")
     if branching is not None:
-        check_leaves_fit(int(branching) ** int(height), n_docs, height, branching)
+        check_leaves_fit(int(branching) ** int(height), n_docs, height, branching, names="height or branching")
 
 
 def _start(doc_emb: np.ndarray, height: int, branching: int, init: str, seed: int):
