@@ -104,8 +104,9 @@ def per_query_over_seeds(per_query: pd.DataFrame, targets, metrics) -> pd.DataFr
             per_seed.append(seed_rows.merge(kmr[[*on, "target"]], on=on).assign(seed=seed))
         picked = pd.concat(per_seed, ignore_index=True)
         n_seeds = rows.groupby("system").seed.nunique()
+        work = {"frac_work": ("frac_work", "mean")} if "frac_work" in picked else {}  # where routing was counted
         mean = picked.groupby(keys, sort=False).agg(value=("value", "mean"), frac_visited=("frac_visited", "mean"),
-                                                    seeds=("seed", "nunique")).reset_index()
+                                                    **work, seeds=("seed", "nunique")).reset_index()
         mean = mean[mean.seeds == mean.system.map(n_seeds)]  # every seed of the system reached the target
         frames.append(mean.assign(metric=metric, budget_param=KMR_POINT, budget_value=mean.target)
                       .drop(columns=["target", "seeds"]))

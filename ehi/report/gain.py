@@ -14,7 +14,9 @@ and ScaNN with L lists score L centroids a query, exact search and HNSW none, so
 frac_work = frac_visited + L / N, with L the leaf count rule dev_leaf_count chose (IVF and ScaNN
 tuned over the same grid chose the same count on these collections, docs/findings.md).
 
-    python -m ehi.report.gain config/scale_study.yaml world_1e4 world_1e4_asym --out results/tables/scale_gain
+    python -m ehi.report.gain config/scale_study.yaml world_1e4 --out results/tables/scale_gain \
+        --figure results/figures/scale_gain.png --collection scifact_frozen=config/frozen_encoder.yaml:5183:809 \
+        --collection nfcorpus_frozen=config/frozen_encoder.yaml:3395:259 --collection cisi_frozen=config/frozen_encoder.yaml:1460:31
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ from ehi.evaluate.seeds import per_query_over_seeds, seed_column
 from ehi.evaluate.stats import holm, paired_tests
 from ehi.report.figures import render_table, save_figure
 
-BUDGETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1)
+# the study's budgets (0.1-10% of work) and two above, where the small real collections have their points
+BUDGETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
 METRICS = ("ndcg@10", "recall@100")
 TREES = ("ehi-floor+tree", "ehi+tree")
 IVFS = ("ivf-lists+tree", "ehi+faiss-ivf")
@@ -94,15 +97,25 @@ def gain_rows(per_query: pd.DataFrame, metric: str, budgets=BUDGETS) -> pd.DataF
     return pd.DataFrame(out)
 
 
+def systems_at_work(per_query: pd.DataFrame, metric: str, budgets=BUDGETS) -> pd.DataFrame:
+    """Every system's ``metric`` at each budget of work: mean and sd over seeds (``work_axis``'s frame)."""
+    per_seed = pd.concat([kmr_table(summarize(rows.drop(columns="seed")), budgets, metric).assign(seed=seed)
+                          for seed, rows in per_query[per_query.metric == metric].groupby("seed")],
+                         ignore_index=True)
+    return (per_seed.groupby(["system", "target"]).value.agg(["mean", "std", "count"]).reset_index()
+            .rename(columns={"target": "budget", "std": "sd", "count": "n_seeds"}).assign(metric=metric))
+
+
 def dataset_gains(results: Path, dataset: str, config: dict, n_docs: int, leaves: int, n_train: int) -> pd.DataFrame:
     main_seed = int((config.get("train") or {}).get("seed", 0))
     per_query, derived = work_axis(load_per_query(results, dataset, report_names(config), main_seed), leaves, n_docs)
     table = pd.concat([gain_rows(per_query, m) for m in METRICS], ignore_index=True)
+    systems = pd.concat([systems_at_work(per_query, m, (*BUDGETS, 1.0)) for m in METRICS], ignore_index=True).assign(dataset=dataset)
     tested = table.p.notna()
     table["p_holm"] = np.nan
     table.loc[tested, "p_holm"] = holm(table.p[tested].to_numpy())
     return table.assign(dataset=dataset, n_docs=n_docs, leaves=leaves, train_queries_per_leaf=n_train / leaves,
-                        work="derived" if derived else "counted")
+                        work="derived" if derived else "counted"), systems
 
 
 def gain_figure(table: pd.DataFrame, path: Path) -> Path:
@@ -138,21 +151,37 @@ def _world_sizes(config: dict, dataset: str, results: Path) -> tuple[int, int, i
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("config", type=Path)
-    parser.add_argument("datasets", nargs="+")
+    parser.add_argument("datasets", nargs="*", help="worlds of the config (its datasets entries)")
+    parser.add_argument("--collection", action="append", default=[], metavar="NAME=CONFIG:N:TRAIN",
+                        help="a dataset of another config (a real collection) with its documents and training queries")
     parser.add_argument("--results", type=Path, default=Path("results"))
-    parser.add_argument("--out", type=Path, required=True, help="stem: .md/.tex/.csv tables and .png figure")
+    parser.add_argument("--out", type=Path, required=True, help="stem of the tables (.md/.tex/.csv; STEM_systems beside)")
+    parser.add_argument("--figure", type=Path, help="the figure (.png; default STEM.png)")
     args = parser.parse_args(argv)
     config = yaml.safe_load(args.config.read_text())
     tables = [dataset_gains(args.results, ds, config, *_world_sizes(config, ds, args.results)) for ds in args.datasets]
-    table = pd.concat(tables, ignore_index=True)
+    for spec in args.collection:
+        name, rest = spec.split("=", 1)
+        path, n_docs, n_train = rest.rsplit(":", 2)
+        leaves = json.loads((args.results / name / "dev_leaf_count.json").read_text())["branching"]
+        tables.append(dataset_gains(args.results, name, yaml.safe_load(Path(path).read_text()), int(n_docs),
+                                    int(leaves), int(n_train)))
+    systems = pd.concat([t[1] for t in tables], ignore_index=True)
+    table = pd.concat([t[0] for t in tables], ignore_index=True)
     cols = ["dataset", "n_docs", "leaves", "train_queries_per_leaf", "work", "metric", "tree", "ivf", "budget",
             "tree_value", "ivf_value", "gain", "gain_sd", "n_seeds", "p", "p_holm", "n_queries"]
-    table = table[cols]
+    table = table.loc[table.tree_value.notna() | table.ivf_value.notna(), cols]  # budgets neither reaches: left out
     args.out.parent.mkdir(parents=True, exist_ok=True)
     render_table(table, args.out, caption="The tree's gain over k-means IVF at equal fractions of work "
                  "(ehi/report/gain.py): mean and sd over seeds, paired randomization test over queries, Holm per dataset.",
                  floatfmt=".4f")
-    gain_figure(table, args.out.with_suffix(".png"))
+    gain_figure(table, args.figure or args.out.with_suffix(".png"))
+    wide = systems.dropna(subset=["mean"]).pivot_table(index=["dataset", "metric", "system"], columns="budget",
+                                                       values="mean").reset_index()
+    wide.columns = [c if isinstance(c, str) else f"{c:g}" for c in wide.columns]
+    render_table(wide, args.out.with_name(args.out.name + "_systems"),
+                 caption="Every system at each fraction of work (columns), mean over seeds; – where it has no point that cheap.",
+                 floatfmt=".3f")
 
 
 if __name__ == "__main__":

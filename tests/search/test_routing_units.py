@@ -87,3 +87,15 @@ def test_tables_without_routing_counts_are_written_as_before(tmp_path):
     for name in ("per_query", "summary"):
         written = pd.read_parquet(tmp_path / f"{name}.parquet")
         assert "frac_work" not in written.columns and written.frac_visited.iloc[0] == 1.0
+
+
+def test_seed_averaged_points_carry_the_fraction_of_work():
+    from ehi.evaluate.seeds import per_query_over_seeds
+
+    frames = [run_frame(["q1", "q2"], ["d0", "d1", "d2", "d3"], np.array([[0, 1], [2, -1]]), np.ones((2, 2)),
+                        "ehi+tree", "main", "beam", 1, n_scored=[1, 1], n_routed=[1, 1]).assign(seed=s) for s in (0, 1)]
+    qrels = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d0", "d2"], "relevance": [1, 1], "split": "test"})
+    per_query = pd.concat([per_query_metrics(f.drop(columns="seed"), qrels, "toy", 4, ["ndcg@10"]).assign(seed=int(f.seed[0]))
+                           for f in frames], ignore_index=True)
+    averaged = per_query_over_seeds(per_query, [0.5], ["ndcg@10"])
+    assert averaged[averaged.budget_value == 0.5].frac_work.tolist() == [0.5, 0.5]  # (1 document + 1 centroid) / 4

@@ -74,7 +74,15 @@ def variant_overrides(variant):
         return {}
     import yaml
 
-    return {k: yaml.safe_load(v) for k, v in (part.split("~", 1) for part in variant.split("/"))}
+    def value(text):
+        # YAML reads 1e-12 (Python's spelling of a small float, as the path holds it) as a string
+        parsed = yaml.safe_load(text)
+        try:
+            return float(parsed) if isinstance(parsed, str) else parsed
+        except ValueError:
+            return parsed
+
+    return {k: value(v) for k, v in (part.split("~", 1) for part in variant.split("/"))}
 
 
 def train_params(variant, model):
