@@ -30,7 +30,9 @@ def test_the_training_script_prints_the_lines_on_stdout_and_the_rest_on_stderr(t
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = [line for line in proc.stdout.splitlines() if line.strip()]
-    assert len(out) == 3 and "train ehi: epoch 1/1 loss=" in out[1] and "done after 1 epochs" in out[2], out
+    # the start line, within-epoch progress (each quarter of the epoch's steps), the epoch line, the end
+    assert "batches per epoch" in out[0] and "train ehi: epoch 1/1 loss=" in out[-2] and "done after 1 epochs" in out[-1], out
+    assert out[1:-2] and all("train ehi: epoch 1/1 step " in line for line in out[1:-2]), out
     assert "train ehi: epoch 1/1" in proc.stderr  # the rule's log file gets them too
 
 

@@ -8,8 +8,8 @@ import textwrap
 SCRIPT = textwrap.dedent("""
     import os, sys, warnings
     from types import SimpleNamespace
-    sys.path.insert(0, {scripts!r})
-    from _common import setup
+    sys.path.insert(0, {repo!r})
+    from ehi.core.rule_script import setup
     log = setup(SimpleNamespace(log=[{log!r}], threads=1, rule="toy"))
     os.write(2, b"WARNING clustering 9 points to 4 centroids: please provide at least 156 training points\\n")
     warnings.warn("a library's deprecation")
@@ -22,7 +22,7 @@ SCRIPT = textwrap.dedent("""
 
 def test_a_jobs_own_stderr_goes_to_its_log_and_warnings_reach_the_console(tmp_path, repo_root):
     log = tmp_path / "job.log"
-    code = SCRIPT.format(scripts=str(repo_root / "workflow" / "scripts"), log=str(log))
+    code = SCRIPT.format(repo=str(repo_root), log=str(log))
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "a verdict table\n"
@@ -35,7 +35,7 @@ def test_a_jobs_own_stderr_goes_to_its_log_and_warnings_reach_the_console(tmp_pa
 
 
 def test_an_error_still_reaches_the_console_as_one_line(tmp_path, repo_root):
-    code = SCRIPT.format(scripts=str(repo_root / "workflow" / "scripts"), log=str(tmp_path / "job.log")).replace(
+    code = SCRIPT.format(repo=str(repo_root), log=str(tmp_path / "job.log")).replace(
         "raise SystemExit(0)", "from ehi.core.errors import DataError\nraise DataError('corpus.parquet: no rows')")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 1

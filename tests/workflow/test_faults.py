@@ -141,7 +141,8 @@ def test_more_leaves_than_documents_is_refused_before_training(tmp_path, tiny_da
         resume(cfg, tmp_path, tiny_dataset)
     assert not any(tmp_path.iterdir())  # refused before anything was written
     with pytest.raises(ValueError, match="512 leaves"):
-        EHIIndex.build(np.zeros((200, 8), np.float32), TreeIndexer(dim=8, height=3, branching=8))
+        docs = np.random.default_rng(0).standard_normal((200, 8)).astype(np.float32)  # zero rows are refused first
+        EHIIndex.build(docs, TreeIndexer(dim=8, height=3, branching=8))
 
 
 def test_leaf_collapse_and_empty_leaves_are_flagged_in_tables_and_figures(tmp_path):
