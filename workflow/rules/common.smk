@@ -30,6 +30,12 @@ DATA_FILES = expand(f"{DATA_DIR}/{{kind}}.parquet", kind=["corpus", "queries", "
 # requested by the named targets (not by each rule, whose recorded inputs would change): deleting
 # it, as a changed-data error advises, prepares the dataset again and reruns everything after it
 DATA_MANIFEST = f"{DATA_DIR}/manifest.json"
+# `snakemake tables` (and/or `claims`) alone, where cached results exist, re-renders from them as they are: its
+# inputs are then given as absolute paths, which no rule's output matches, so nothing upstream
+# (whose heavy inputs a fresh clone lacks) is scheduled. Otherwise the report waits for the pipeline
+# and is rendered again whenever a result it reads was (an `ancient()` input here once left the
+# committed tables stale after `snakemake all` had regenerated every result under them).
+REPORT_ONLY = report_only(os.path.exists(f"{RES}/significance.parquet"))
 # Refused while parsing, before any job (dry runs included), each naming its key or file: what the
 # schema cannot check (keys against each other and against the data), and a dataset whose source
 # copy or prepared tables changed since preparation (ehi/data/manifest.py)
@@ -37,8 +43,11 @@ with exit_on_user_error("snakemake"):
     check_manifest(DATA_DIR)  # first: check_config reads the prepared dataset's size and splits from it
     check_config(config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"), DATA_DIR,
                  metric_families())
-    # values against facts the schema cannot see: the encoder, its dimension, the corpus size
-    check_values(config, lambda system: rule_settings(config["search"], system), known_corpus_size(config["dataset"], DATA_DIR))
+    # values against facts the schema cannot see: the encoder, its dimension, the corpus size (a
+    # report-only run reads neither: a fresh clone re-renders committed results without them)
+    if not REPORT_ONLY:
+        check_values(config, lambda system: rule_settings(config["search"], system),
+                     known_corpus_size(config["dataset"], DATA_DIR))
 # The conda environment every rule runs in (pip users already have it through pyproject.toml).
 ENV = "../envs/ehi.yaml"
 
@@ -167,12 +176,6 @@ with exit_on_user_error("snakemake"):
 SEEDS = config["train"]["seeds"] or [config["train"]["seed"]]
 SEED_REPLICAS = setting_replicas(VARIANT_SYSTEMS, SEEDS, config["train"]["seed"])
 REPLICAS = [r for rs in SEED_REPLICAS.values() for r in rs[1:]]
-# `snakemake tables` (and/or `claims`) alone, where cached results exist, re-renders from them as they are: its
-# inputs are then given as absolute paths, which no rule's output matches, so nothing upstream
-# (whose heavy inputs a fresh clone lacks) is scheduled. Otherwise the report waits for the pipeline
-# and is rendered again whenever a result it reads was (an `ancient()` input here once left the
-# committed tables stale after `snakemake all` had regenerated every result under them).
-REPORT_ONLY = report_only(os.path.exists(f"{RES}/significance.parquet"))
 
 
 MISSING_CACHED = []  # what a report-only run goes without (named by report.smk, not a MissingInputException)
