@@ -63,7 +63,8 @@ def rank_metrics(ranked_grades: np.ndarray, run_lengths: np.ndarray, ideal_grade
         upto = np.minimum(k, run_lengths)  # ranx's fix_k: a cutoff past the run's end is the run's end
         width = min(k, ranked_grades.shape[1])
         in_cut = np.arange(width)[None, :] < upto[:, None]
-        hits = (hit[:, :width] & in_cut).sum(axis=1).astype(np.float64)
+        hit_in_cut = hit[:, :width] & in_cut
+        hits = hit_in_cut.sum(axis=1).astype(np.float64)
         if family == "ndcg":
             dcg = _dcg(ranked_grades[:, :width], upto)
             ideal = _dcg(ideal_grades[:, :k], np.minimum(k, n_relevant))
@@ -75,16 +76,15 @@ def rank_metrics(ranked_grades: np.ndarray, run_lengths: np.ndarray, ideal_grade
         elif family == "hits":
             value = hits
         else:  # mrr
-            first = np.where((hit[:, :width] & in_cut).any(axis=1), np.argmax(hit[:, :width] & in_cut, axis=1), -1)
+            first = np.where(hit_in_cut.any(axis=1), np.argmax(hit_in_cut, axis=1), -1)
             value = np.where(first >= 0, 1.0 / np.where(first >= 0, first + 1.0, 1.0), 0.0)
         out[name] = np.where(judged, value, 0.0)
     return out
 
 
-def padded(rows: list[np.ndarray], width: int | None = None) -> np.ndarray:
-    """Ragged per-query arrays as one (n, width) float64 array, 0-padded."""
-    width = max((len(r) for r in rows), default=0) if width is None else width
-    out = np.zeros((len(rows), max(width, 1)), dtype=np.float64)
+def padded(rows: list[np.ndarray]) -> np.ndarray:
+    """Ragged per-query arrays as one (n, longest) float64 array, 0-padded."""
+    out = np.zeros((len(rows), max((len(r) for r in rows), default=0) or 1), dtype=np.float64)
     for i, row in enumerate(rows):
-        out[i, : len(row)] = row[:width]
+        out[i, : len(row)] = row
     return out

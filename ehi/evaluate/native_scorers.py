@@ -12,12 +12,12 @@ import numpy as np
 import pandas as pd
 
 from ehi.core.rank_metrics import padded, rank_metrics
-from ehi.data.judgements import relevant
+from ehi.data.judgements import judged_query_ids, relevant
 
 
 def judged_qids(qrels: pd.DataFrame) -> list[str]:
     """The queries with a relevant judgement, in ranx's order (sorted ids): every per-query array's order."""
-    return sorted(set(relevant(qrels).query_id.astype(str)))
+    return sorted(judged_query_ids(qrels))
 
 
 def native_scorer(family: str, qids: list[str], qrels: pd.DataFrame, corpus_size: int, ks: list[int]):

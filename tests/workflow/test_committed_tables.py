@@ -27,8 +27,6 @@ COMMITTED = {
     "scifact": ["config/scifact.yaml", "config/scifact_dexml.yaml"],
     "multilabel": ["config/dexml.yaml"],
     "frozen_encoder": ["config/frozen_encoder.yaml"],
-    # its worlds (resources/worlds/) are not in a fresh clone: a report-only run needs none of them
-    "scale_study": ["config/scale_study.yaml"],
 }
 RENDERED = ("tables", "figures")  # both left out of the copy; tables, CSVs and TeX compared byte for byte
 
