@@ -37,6 +37,8 @@ GENERATED = {
     "results/<ds>/<variant>/qps/<system>.parquet",
     "results/<ds>/<variant>/timings/<stage>.parquet",
     "results/tables/*_timings.*",
+    # an ablation row's results, written by its rule on demand (docs/ablations.md)
+    "results/<dataset>/height~1/branching~64/",
 }
 # named on purpose though they are no config key or module
 NOT_CONFIG_KEYS = {"train.heigth"}  # the typo inside a quoted error message
