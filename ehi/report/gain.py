@@ -62,8 +62,10 @@ def load_per_query(results: Path, dataset: str, names: dict, main_seed: int) -> 
 def work_axis(per_query: pd.DataFrame, leaves: int, n_docs: int) -> tuple[pd.DataFrame, bool]:
     """``per_query`` with frac_visited set to the fraction of work (derived where not counted)."""
     work = per_query.frac_work.to_numpy(dtype=np.float64)
-    derived = bool(np.isnan(work).any())
-    if derived:
+    # derived: some system has no counts at all; a query that reached only empty leaves has no
+    # count either (nothing scored), and gets the same routing-only value
+    derived = bool(per_query.frac_work.isna().groupby(per_query.system).all().any())
+    if np.isnan(work).any():
         routes = per_query.system.str.split("+").str[-1].isin(PARTITIONS).to_numpy()
         work = np.where(np.isnan(work), per_query.frac_visited + np.where(routes, leaves / n_docs, 0.0), work)
     return per_query.assign(frac_visited=work).drop(columns="frac_work"), derived
@@ -106,7 +108,8 @@ def systems_at_work(per_query: pd.DataFrame, metric: str, budgets=BUDGETS) -> pd
             .rename(columns={"target": "budget", "std": "sd", "count": "n_seeds"}).assign(metric=metric))
 
 
-def dataset_gains(results: Path, dataset: str, config: dict, n_docs: int, leaves: int, n_train: int) -> pd.DataFrame:
+def dataset_gains(results: Path, dataset: str, config: dict, n_docs: int, leaves: int, n_train: int,
+                  asymmetry: float = np.nan) -> pd.DataFrame:
     main_seed = int((config.get("train") or {}).get("seed", 0))
     per_query, derived = work_axis(load_per_query(results, dataset, report_names(config), main_seed), leaves, n_docs)
     table = pd.concat([gain_rows(per_query, m) for m in METRICS], ignore_index=True)
@@ -115,6 +118,7 @@ def dataset_gains(results: Path, dataset: str, config: dict, n_docs: int, leaves
     table["p_holm"] = np.nan
     table.loc[tested, "p_holm"] = holm(table.p[tested].to_numpy())
     return table.assign(dataset=dataset, n_docs=n_docs, leaves=leaves, train_queries_per_leaf=n_train / leaves,
+                        asymmetry=asymmetry,
                         work="derived" if derived else "counted"), systems
 
 
@@ -139,13 +143,24 @@ def gain_figure(table: pd.DataFrame, path: Path) -> Path:
     return save_figure(fig, path)
 
 
-def _world_sizes(config: dict, dataset: str, results: Path) -> tuple[int, int, int]:
-    """(N, leaves, training queries) of a dataset: N and the training queries from the data folder's
+def _world_sizes(config: dict, dataset: str, results: Path) -> tuple[int, int, int, float]:
+    """(N, leaves, training queries, query asymmetry) of a world: N and the training queries from the data folder's
     manifest (embeddings.json for a world), the leaves from rule dev_leaf_count's choice."""
-    entry = config["datasets"][dataset]["dataset"]
-    world = json.loads((Path(entry["path"]) / "embeddings.json").read_text())["world"]
-    leaves = json.loads((results / dataset / "dev_leaf_count.json").read_text())["branching"]
-    return int(world["n_docs"]), int(leaves), int(world["n_train"])
+    entry = config["datasets"][dataset]
+    world = json.loads((Path(entry["dataset"]["path"]) / "embeddings.json").read_text())["world"]
+    return (int(world["n_docs"]), _leaves(config, entry, results / dataset), int(world["n_train"]),
+            float(world.get("asymmetry", 0.0)))
+
+
+def _leaves(config: dict, entry: dict, results: Path) -> int:
+    """The tree's leaf count: rule dev_leaf_count's choice, or the branching the config fixes."""
+    chosen = results / "dev_leaf_count.json"
+    if chosen.exists():
+        return int(json.loads(chosen.read_text())["branching"])
+    branching = (entry.get("train") or {}).get("branching", (config.get("train") or {}).get("branching"))
+    if not isinstance(branching, int):
+        raise SystemExit(f"{chosen}: missing, and the config fixes no leaf count (train.branching {branching!r})")
+    return branching
 
 
 def main(argv=None) -> None:
@@ -163,12 +178,12 @@ def main(argv=None) -> None:
     for spec in args.collection:
         name, rest = spec.split("=", 1)
         path, n_docs, n_train = rest.rsplit(":", 2)
-        leaves = json.loads((args.results / name / "dev_leaf_count.json").read_text())["branching"]
-        tables.append(dataset_gains(args.results, name, yaml.safe_load(Path(path).read_text()), int(n_docs),
-                                    int(leaves), int(n_train)))
+        other = yaml.safe_load(Path(path).read_text())
+        leaves = _leaves(other, (other.get("datasets") or {}).get(name, {}), args.results / name)
+        tables.append(dataset_gains(args.results, name, other, int(n_docs), leaves, int(n_train)))
     systems = pd.concat([t[1] for t in tables], ignore_index=True)
     table = pd.concat([t[0] for t in tables], ignore_index=True)
-    cols = ["dataset", "n_docs", "leaves", "train_queries_per_leaf", "work", "metric", "tree", "ivf", "budget",
+    cols = ["dataset", "n_docs", "leaves", "train_queries_per_leaf", "asymmetry", "work", "metric", "tree", "ivf", "budget",
             "tree_value", "ivf_value", "gain", "gain_sd", "n_seeds", "p", "p_holm", "n_queries"]
     table = table.loc[table.tree_value.notna() | table.ivf_value.notna(), cols]  # budgets neither reaches: left out
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -95,6 +95,10 @@ class TrainConfig:
     indexer_steps_lr: float = tree(1e-3)
     indexer_steps_batch: int = tree(64)
     indexer_steps_schedule: str = tree("constant")  # or "linear" (to zero at the last encoder step)
+    # After the tree-only updates of every this many encoder steps, every document's leaf in the
+    # cache is reassigned (the hard-negative miners read them); 0: only at each epoch's end. A pass
+    # is N x B tree scores, which at 10^6 documents costs a minute a step on one core.
+    indexer_steps_refresh: int = tree(1)
     # Corpus-wide negatives for L_indexing: this many unjudged documents drawn from the whole corpus
     # per pair (their cached embeddings, through the tree), in the joint step and the tree updates.
     indexing_negatives: int = tree(0)
@@ -137,7 +141,7 @@ class TrainConfig:
             "0 <= warmup_ratio < 1": 0 <= self.warmup_ratio < 1,
             "indexer_init in ('data', 'kmeans', 'ivf', 'random')": self.indexer_init in ("data", "kmeans", "ivf", "random"),
             "grad_cache_chunk >= 0": self.grad_cache_chunk >= 0,
-            "indexer_steps >= 0": self.indexer_steps >= 0, "indexing_negatives >= 0": self.indexing_negatives >= 0,
+            "indexer_steps >= 0": self.indexer_steps >= 0, "indexer_steps_refresh >= 0": self.indexer_steps_refresh >= 0, "indexing_negatives >= 0": self.indexing_negatives >= 0,
             "indexer_steps_schedule in ('constant', 'linear')": self.indexer_steps_schedule in ("constant", "linear"),
             "select in ('last', 'dev')": self.select in ("last", "dev"),
             "select: dev needs dev_eval": self.select != "dev" or self.dev_eval,

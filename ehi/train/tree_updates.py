@@ -42,7 +42,8 @@ class TreeUpdates:
         if cfg.lambda_balance:
             loss = partial(with_balance, loss, self.indexer, docs, cfg.lambda_balance)
         mean = self.fitter.run(cfg.indexer_steps, loss, np.random.default_rng([cfg.seed, epoch, batch, TREE_STREAM]))
-        cache.doc_leaf = self.indexer.assign_leaves(cache.doc_emb)
+        if cfg.indexer_steps_refresh and (batch + 1) % cfg.indexer_steps_refresh == 0:
+            cache.doc_leaf = self.indexer.assign_leaves(cache.doc_emb)
         return mean
 
     def state(self) -> tuple[dict, int]:

@@ -39,3 +39,12 @@ def test_derived_work_adds_the_lists_to_partition_searches_only():
                        _rows("de+faiss-hnsw", 0, 16, np.nan, [0.5], frac_visited=0.01)], ignore_index=True)
     out, derived = work_axis(frame, leaves=50, n_docs=1000)
     assert derived and out.frac_visited.tolist() == pytest.approx([0.06, 0.01])
+
+
+def test_a_query_without_a_count_does_not_mark_a_counted_dataset_derived():
+    """A query that reached only empty leaves scored no document and has no count; its system's
+    other queries are counted, so the dataset's work stays counted and that query gets routing only."""
+    frame = _rows("ehi+tree", 0, 1, [0.02, np.nan], [0.5, 0.0], frac_visited=[0.01, 0.0])
+    out, derived = work_axis(frame, leaves=10, n_docs=1000)
+    assert not derived
+    assert out.frac_visited.tolist() == pytest.approx([0.02, 0.01])
