@@ -144,8 +144,8 @@ def gain_figure(table: pd.DataFrame, path: Path) -> Path:
 
 
 def _world_sizes(config: dict, dataset: str, results: Path) -> tuple[int, int, int, float]:
-    """(N, leaves, training queries, query asymmetry) of a world: N and the training queries from the data folder's
-    manifest (embeddings.json for a world), the leaves from rule dev_leaf_count's choice."""
+    """(N, leaves, training queries, query asymmetry) of a world: N, the training queries and the
+    asymmetry from its folder's manifest (embeddings.json), the leaves from :func:`_leaves`."""
     entry = config["datasets"][dataset]
     world = json.loads((Path(entry["dataset"]["path"]) / "embeddings.json").read_text())["world"]
     return (int(world["n_docs"]), _leaves(config, entry, results / dataset), int(world["n_train"]),
