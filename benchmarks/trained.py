@@ -15,8 +15,12 @@ built on DE's embeddings when the run trained DE (``de+``) and otherwise on EHI'
 Every system is swept over its budget on the test queries; each point gets nDCG@10 and Recall@100
 (the evaluation's ranx metrics, graded judgements), Recall@100 against exact search on the same
 encoder, and, in ``rounds`` interleaved rounds, batched QPS and single-query p50/p99
-(:func:`benchmarks.search.time_point`). ``ehi+tree`` is timed through ``EHIIndex.search``, the
-call ``ehi search`` and ``ehi.load_index`` make. :mod:`benchmarks.trained_report` reads the curves.
+(:func:`benchmarks.search.time_point`). ``ehi+tree`` is timed through its FAISS export
+(:meth:`EHIIndex.searcher`), the search path of the pipeline, ``ehi search`` and ``ehi.load_index``.
+Systems are matched at equal nDCG@10 and at equal Recall@10 (:mod:`benchmarks.trained_report`),
+and :mod:`benchmarks.trained_costs` records what each costs to build and hold (and a tree to train).
+At scale ``--lists`` fixes the peers' list counts (the pipeline's own ``search.ivf_nlist`` /
+``scann_leaves``), ``--hnsw-m`` the graph's degree and ``--max-frac`` where a sweep stops.
 """
 
 from __future__ import annotations
@@ -33,12 +37,13 @@ from ehi.data.dataset import Dataset
 from ehi.evaluate.metrics import ranked_rows_metrics
 from ehi.evaluate.seeds import replica, split_replica
 from ehi.evaluate.sweep import split_rows
-from ehi.search.base import Searcher, log_grid
 from ehi.search.registry import build_searcher
 from ehi.search.tree_index import EHIIndex
+from ehi.search.config import SearchConfig
 from ehi.search.tune import default_grid, neighbor_recall, tune_on_dev
 
 from benchmarks import search, systems
+from benchmarks import trained_costs as costs
 from benchmarks import trained_report as report
 
 log = logging.getLogger(__name__)
@@ -49,23 +54,6 @@ PEERS = tuple(f"de+{m}" for m in PEER_METHODS)  # of a run that trained DE
 SAME_LISTS = re.compile(r"faiss-ivf-L(\d+)")  # IVF-Flat with as many lists as ehi+tree has leaves
 PQ = {"nbits": 4, "rerank": 1000}
 K = 100
-
-
-class LibrarySearch(Searcher):
-    """A trained index searched through ``EHIIndex.search``: the latency a user of ``ehi search``
-    sees (query encoding aside), rather than a benchmark-only path."""
-
-    name, budget_param = "ehi-tree", "beam"
-
-    def __init__(self, index: EHIIndex):
-        super().__init__(index.n_docs, {})
-        self.index = index
-
-    def search(self, queries, k, budget_value):
-        return self.index.search(queries, beam=int(budget_value), k=k)
-
-    def default_sweep(self) -> list[int]:
-        return log_grid(1, len(self.index.leaf_sizes), 20)
 
 
 def tree_variants(resources: Path, seed: int | None = None) -> dict[str, str]:
@@ -119,94 +107,133 @@ def _emb(folder: Path) -> tuple[np.ndarray, np.ndarray]:
     return (np.load(folder / "corpus.npy").astype(np.float32), np.load(folder / "queries.npy").astype(np.float32))
 
 
-def build_systems(resources: Path, folders: dict[str, Path]) -> tuple[dict[str, tuple], list]:
+def build_systems(resources: Path, folders: dict[str, Path], settings: SearchConfig | None = None,
+                  spent: dict | None = None) -> tuple[dict[str, tuple], list]:
     """``{name: (searcher, corpus embeddings, test query embeddings)}`` of the systems whose
-    artefacts exist (a missing one is logged and left out), and the test queries' judgements."""
+    artefacts exist (a missing one is logged and left out), and the test queries' judgements.
+    ``settings`` narrows the peers' dev grids (None: the sqrt(N) rule); ``spent`` collects each
+    build's time and memory (:func:`benchmarks.trained_costs.measured`)."""
     dataset = Dataset.read(Path(resources) / "data")
     test, dev = split_rows(dataset, "test"), split_rows(dataset, "dev")
-    out = {}
+    out, spent, loaded = {}, {} if spent is None else spent, {}
     for name, folder in folders.items():
         method = report.method(name)
         tree = report.is_tree(name)
         if not (folder / "emb" / "corpus.npy").exists() or (tree and not (folder / "index").exists()):
             log.warning("%s: no artefacts under %s, left out", name, folder)
             continue
-        docs, queries = _emb(folder / "emb")
-        if method == "tree":
-            searcher = LibrarySearch(EHIIndex.load(folder / "index"))
-        elif method == "tree-pq":
-            searcher = EHIIndex.load(folder / "index").searcher(pq_m=docs.shape[1] // 2, **PQ)
-        elif SAME_LISTS.fullmatch(method):
-            searcher = build_searcher("faiss-ivf", docs, nlist=int(SAME_LISTS.fullmatch(method).group(1)))
-        else:
-            grid = default_grid(method, len(docs))
-            if method == "faiss-ivfpq":
-                grid = [{**g, "m": docs.shape[1] // 2, **PQ} for g in grid]
-            params, _ = tune_on_dev(method, docs, queries[dev], grid=grid)
-            searcher = build_searcher(method, docs, **params)
-            log.info("%s: dev-tuned %s", name, params)
+        if folder not in loaded:  # the peers share one copy of their vectors (10^6 x 384 is 1.5 GB)
+            loaded[folder] = _emb(folder / "emb")
+        docs, queries = loaded[folder]
+        with costs.measured(spent, name):
+            searcher = _build(name, method, folder, docs, queries[dev], settings)
         out[name] = (searcher, docs, queries[test])
     return out, judged_rows(dataset, test)
+
+
+def _build(name: str, method: str, folder: Path, docs: np.ndarray, dev_queries: np.ndarray,
+           settings: SearchConfig | None):
+    """One system's searcher: a tree through its FAISS export, a peer dev-tuned as the search rule
+    tunes it (a grid of one point is built once, untuned)."""
+    if method in ("tree", "tree-pq"):
+        index = EHIIndex.load(folder / "index")
+        return index.searcher() if method == "tree" else index.searcher(pq_m=docs.shape[1] // 2, **PQ)
+    if SAME_LISTS.fullmatch(method):
+        return build_searcher("faiss-ivf", docs, nlist=int(SAME_LISTS.fullmatch(method).group(1)))
+    grid = default_grid(method, len(docs), settings)
+    if method == "faiss-ivfpq":
+        grid = [{**g, "m": docs.shape[1] // 2, **PQ} for g in grid]
+    params = grid[0] if len(grid) == 1 else tune_on_dev(method, docs, dev_queries, grid=grid)[0]
+    log.info("%s: %s %s", name, "dev-tuned" if len(grid) > 1 else "fixed", params)
+    return build_searcher(method, docs, **params)
 
 
 def _sweep(searcher) -> list[int]:
     return systems.sweep(searcher, K) if searcher.name == "faiss-hnsw" else searcher.default_sweep()
 
 
-def run(resources: Path, folders: dict[str, Path] | None = None, rounds: int = 3, threads: int = 1,
-        n_latency: int = 100, seed: int = 0) -> pd.DataFrame:
-    """One row per (system, budget): quality on the test queries and the timings (medians of rounds)."""
-    built, judged = build_systems(resources, discover(resources) if folders is None else folders)
-    points = {}
+def _exact_top(queries: np.ndarray, docs: np.ndarray, block: int = 100) -> np.ndarray:
+    """The exact top-K rows of each query, in blocks of queries (a 10^6-wide score row each)."""
+    return np.concatenate([np.argsort(-(queries[i:i + block] @ docs.T), axis=1, kind="stable")[:, :K]
+                           for i in range(0, len(queries), block)])
+
+
+def run(resources: Path, folders: dict[str, Path] | None = None, rounds: int = 3, threads=(1,),
+        n_latency: int = 100, seed: int = 0, settings: SearchConfig | None = None, max_frac: float = 1.0,
+        spent: dict | None = None) -> pd.DataFrame:
+    """One row per (system, budget, thread count of ``threads``): quality on the test queries and
+    the timings (medians of rounds; batched QPS with that many threads). A system's sweep stops after its first budget scoring more than ``max_frac`` of the corpus."""
+    built, judged = build_systems(resources, discover(resources) if folders is None else folders, settings, spent)
+    points, exacts = {}, {}
     for name, (searcher, docs, queries) in built.items():
-        exact = np.argsort(-(queries @ docs.T), axis=1, kind="stable")[:, :K]
+        if id(docs) not in exacts:  # systems on the same vectors share exact search's answer
+            exacts[id(docs)] = _exact_top(queries, docs)
+        exact = exacts[id(docs)]
         for budget in _sweep(searcher):
             rows, _, n_scored = searcher.search(queries, K, budget)
+            frac = float(n_scored.mean() / len(docs))
             points[name, budget] = {"system": name, "budget_param": searcher.budget_param, "budget_value": budget,
-                                    "frac_scored": float(n_scored.mean() / len(docs)),
-                                    **ranked_rows_metrics(rows, judged, ("ndcg@10", "recall@100")),
+                                    "frac_scored": frac,
+                                    **ranked_rows_metrics(rows, judged, ("ndcg@10", "recall@10", "recall@100")),
                                     "exact_recall@100": float(neighbor_recall(rows, exact).mean())}
+            if frac > max_frac:
+                break
     rng = np.random.default_rng(seed)
+    threads = (threads,) if isinstance(threads, int) else tuple(threads)
     timings = {}
     for r in range(rounds):  # round r times every point of every system before round r + 1
         for (name, budget) in points:
             searcher, _, queries = built[name]
             lat = queries[rng.choice(len(queries), min(n_latency, len(queries)), replace=False)]
             searcher.search_ids(queries[:8], K, budget)  # warm caches and pools
-            timings.setdefault((name, budget), []).append(search.time_point(searcher, queries, lat, K, budget, threads))
+            for t in threads:
+                timings.setdefault((name, budget, t), []).append(
+                    search.time_point(searcher, queries, lat, K, budget, t))
         log.info("timing round %d/%d done", r + 1, rounds)
-    rows = [{**p, **pd.DataFrame(timings[key]).median().to_dict(), "rounds": rounds, "threads": threads,
-             "n_test_queries": len(built[key[0]][2]), "n_latency": min(n_latency, len(built[key[0]][2]))}
-            for key, p in points.items()]
+    rows = [{**points[name, budget], **pd.DataFrame(times).median().to_dict(), "rounds": rounds, "threads": t,
+             "n_docs": len(built[name][1]), "n_test_queries": len(built[name][2]), "n_latency": min(n_latency, len(built[name][2]))}
+            for (name, budget, t), times in timings.items()]
     return pd.DataFrame(rows)
 
 
 def _plainly(table: pd.DataFrame, tree: str, peer: str) -> str:
     """Which of the two serves more queries a second at equal nDCG@10, said in words."""
-    rows = table[(table.ehi == tree) & (table.peer == peer)]
-    ratios = ", ".join(f"{r.qps_ratio:.2f}x at {r.target_share:.0%} ({r['ndcg@10']:.3f})" for _, r in rows.iterrows())
+    rows = table[(table.ehi == tree) & (table.peer == peer) & (table.metric == "ndcg@10")]
+    ratios = ", ".join(f"{r.qps_ratio:.2f}x at {r.target_share:.0%} ({r.target:.3f})" for _, r in rows.iterrows())
     verdict = ("faster at every target" if (rows.qps_ratio > 1).all() else
                "slower at every target" if (rows.qps_ratio < 1).all() else "faster at some targets, slower at others")
     return f"{tree} / {peer} QPS at equal nDCG@10 (share of the shared best): {ratios}; {tree} is {verdict}"
 
 
-def write_outputs(curves: pd.DataFrame, out_dir: Path, title: str, note: str = "") -> None:
-    """trained_curves/_matched/_fraction.parquet, trained_pareto.png and trained.md in ``out_dir``."""
-    table = report.matched(curves)
+def write_outputs(curves: pd.DataFrame, out_dir: Path, title: str, note: str = "",
+                  cost: pd.DataFrame | None = None) -> None:
+    """trained_curves/_matched/_fraction(/_costs).parquet, trained_pareto.png and trained.md in
+    ``out_dir``. Ratios are per thread count; the figure and the latency table use the fewest."""
+    every = curves
+    table = pd.concat([report.matched(c, metrics=report.METRICS).assign(threads=t)
+                       for t, c in every.groupby("threads")], ignore_index=True)
+    curves = every[every.threads == every.threads.min()]
     peers = [s for s in curves.system.unique() if not report.is_tree(s)]
     ivfs = [p for p in peers if report.method(p) == "faiss-ivf" or SAME_LISTS.fullmatch(report.method(p))]
     hnsw = next((p for p in peers if report.method(p) == "faiss-hnsw"), None)
     trees = [s for s in curves.system.unique() if report.method(s) == "tree"]
     frac = pd.concat([report.at_fraction(curves, t, ivf) for t in trees for ivf in ivfs] or [pd.DataFrame()],
                      ignore_index=True)
-    curves.to_parquet(out_dir / "trained_curves.parquet", index=False)
+    every.to_parquet(out_dir / "trained_curves.parquet", index=False)
+    if cost is not None:
+        cost.to_parquet(out_dir / "trained_costs.parquet", index=False)
     table.to_parquet(out_dir / "trained_matched.parquet", index=False)
     frac.to_parquet(out_dir / "trained_fraction.parquet", index=False)
     report.pareto_figure(curves, out_dir / "trained_pareto.png", title)
     text = [f"# {title}\n", *([note + "\n"] if note else []),
-            "## EHI / peer at equal nDCG@10 (the fastest measured point of each reaching the target)\n",
-            report.ratio_markdown(table) + "\n"]
-    text += ["\n".join(f"- {_plainly(table, t, hnsw)}." for t in trees if hnsw) + "\n"]
+            "## EHI / peer at equal nDCG@10 and Recall@10 (the fastest measured point of each reaching the target)\n"]
+    for t, part in table.groupby("threads"):
+        text += [f"### Batched search with {t} thread(s)\n", report.ratio_markdown(part) + "\n"]
+    least = table[table.threads == table.threads.min()]
+    text += ["\n".join(f"- {_plainly(least, t, hnsw)}." for t in trees if hnsw) + "\n"]
+    if cost is not None:
+        text += ["## What each costs (build: the index over trained vectors or leaves; train: the pipeline's "
+                 "train_ehi job; index MiB: resident growth across the build)\n", costs.cost_markdown(cost) + "\n"]
     if not frac.empty:
         text += ["## Single-query latency at equal fraction scored (the tree's measured budgets; the peer log-linear in the fraction between its two measured points)\n",
                  report.fraction_markdown(frac) + "\n"]
@@ -220,13 +247,18 @@ def main(argv=None) -> None:
     parser.add_argument("resources", type=Path, help="resources/<dataset> of a pipeline run")
     parser.add_argument("out_dir", type=Path, help="writes trained_*.parquet, trained_pareto.png, trained.md")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", type=int, nargs="+", default=[1], help="thread counts for batched QPS")
     parser.add_argument("--n-latency", type=int, default=100)
     parser.add_argument("--seed", type=int, default=None, help="time this seed~S replica's trees (default: train.seed's)")
     parser.add_argument("--tree", action="append", metavar="NAME=VARIANT", help="a tree system, in place of discovery")
     parser.add_argument("--peer-encoder", choices=("de", "ehi"), help="the peers' embeddings (default: de if trained)")
     parser.add_argument("--systems", nargs="*", help="only these of the systems found")
     parser.add_argument("--note", default="", help="a line for trained.md (the machine, its load)")
+    parser.add_argument("--lists", type=int, nargs="+", help="the peers' list counts (default: the sqrt(N) grid)")
+    parser.add_argument("--hnsw-m", type=int, nargs="+", help="HNSW degrees to tune over (default: 16 and 32)")
+    parser.add_argument("--max-frac", type=float, default=1.0, help="stop a sweep past this fraction scored")
+    parser.add_argument("--logs", type=Path, help="logs/<dataset>: the training jobs' costs (default: "
+                        "logs/ named as the resources folder)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -235,11 +267,20 @@ def main(argv=None) -> None:
     if args.systems:
         folders = {n: f for n, f in folders.items() if n in args.systems}
     log.info("systems: %s", {n: str(f) for n, f in folders.items()})
-    curves = run(args.resources, folders, args.rounds, args.threads, args.n_latency)
+    settings = None
+    if args.lists or args.hnsw_m:
+        settings = SearchConfig(ivf_nlist=args.lists, scann_leaves=args.lists, hnsw_M=args.hnsw_m or [16, 32])
+    spent = {}
+    curves = run(args.resources, folders, args.rounds, args.threads, args.n_latency, settings=settings,
+                 max_frac=args.max_frac, spent=spent)
+    trees = {n: f.parent.relative_to(args.resources).as_posix() for n, f in folders.items() if report.is_tree(n)}
+    logs = args.logs or Path("logs") / args.resources.name
+    cost = costs.cost_table(spent, trees, logs, int(curves.n_docs.iloc[0]))
     seed = "" if args.seed is None else f", seed~{args.seed}"
     note = "\n".join(x for x in (f"Artefacts: `{args.resources}`; {args.rounds} interleaved rounds, "
-                                  f"{args.threads} thread(s).", args.note) if x)
-    write_outputs(curves, args.out_dir, f"The trained indexes at equal nDCG@10 ({args.resources.name}{seed})", note)
+                                  f"{'/'.join(map(str, args.threads))} thread(s).", args.note) if x)
+    write_outputs(curves, args.out_dir, f"The trained indexes at equal quality ({args.resources.name}{seed})", note,
+                  cost)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ import pandas as pd
 
 from benchmarks.search import _interp
 
-TARGETS = (0.90, 0.95, 0.99)  # of the lower of the two systems' best nDCG@10
+TARGETS = (0.90, 0.95, 0.99)  # of the lower of the two systems' best score on the metric
+METRICS = ("ndcg@10", "recall@10")  # the task-quality axes systems are matched on
 COMPRESSED = ("tree-pq", "faiss-ivfpq", "scann-ah")  # methods compared with each other
 
 
@@ -27,16 +28,21 @@ def is_tree(system: str) -> bool:
     return method(system) in ("tree", "tree-pq")
 
 
-def fastest_reaching(curve: pd.DataFrame, target: float) -> pd.Series | None:
-    """The measured point of highest QPS whose nDCG@10 reaches ``target`` (None if none does)."""
-    ok = curve[curve["ndcg@10"] >= target - 1e-12]
+def fastest_reaching(curve: pd.DataFrame, target: float, metric: str = "ndcg@10") -> pd.Series | None:
+    """The measured point of highest QPS whose ``metric`` reaches ``target`` (None if none does)."""
+    ok = curve[curve[metric] >= target - 1e-12]
     return None if ok.empty else ok.loc[ok.qps.idxmax()]
 
 
-def matched(curves: pd.DataFrame, targets=TARGETS) -> pd.DataFrame:
-    """Tree system / peer at equal nDCG@10: QPS and p50/p99 ratios at each target (long format).
-    Float trees meet float peers, PQ trees compressed peers; ScaNN-AH (compressed, but re-ranked
-    exactly) meets both."""
+def matched(curves: pd.DataFrame, targets=TARGETS, metrics=("ndcg@10",)) -> pd.DataFrame:
+    """Tree system / peer at equal quality: QPS and p50/p99 ratios at each target share of each
+    metric's shared best (long format; ``metric`` names the axis, ``target`` its value, and the
+    ``ndcg@10`` column keeps the nDCG@10 target's value for the nDCG rows). Float trees meet float
+    peers, PQ trees compressed peers; ScaNN-AH (compressed, but re-ranked exactly) meets both."""
+    return pd.concat([_matched_on(curves, targets, m) for m in metrics if m in curves], ignore_index=True)
+
+
+def _matched_on(curves: pd.DataFrame, targets, metric: str) -> pd.DataFrame:
     out = []
     by = dict(tuple(curves.groupby("system", sort=False)))
     for tree in [s for s in by if is_tree(s)]:
@@ -44,10 +50,11 @@ def matched(curves: pd.DataFrame, targets=TARGETS) -> pd.DataFrame:
         peers = [p for p in by if not is_tree(p)
                  and ((method(p) in COMPRESSED) == compressed or method(p) == "scann-ah")]
         for peer in peers:
-            ceiling = min(by[tree]["ndcg@10"].max(), by[peer]["ndcg@10"].max())
+            ceiling = min(by[tree][metric].max(), by[peer][metric].max())
             for f in targets:
-                e, p = fastest_reaching(by[tree], f * ceiling), fastest_reaching(by[peer], f * ceiling)
-                out.append({"ehi": tree, "peer": peer, "target_share": f, "ndcg@10": f * ceiling,
+                e, p = (fastest_reaching(by[s], f * ceiling, metric) for s in (tree, peer))
+                out.append({"ehi": tree, "peer": peer, "metric": metric, "target_share": f, "target": f * ceiling,
+                            "ndcg@10": f * ceiling if metric == "ndcg@10" else np.nan,
                             "ehi_qps": e.qps, "peer_qps": p.qps, "qps_ratio": e.qps / p.qps,
                             "p50_ratio": e.p50_ms / p.p50_ms, "p99_ratio": e.p99_ms / p.p99_ms,
                             "ehi_frac": e.frac_scored, "peer_frac": p.frac_scored})
@@ -124,9 +131,9 @@ def _fmt(table: pd.DataFrame, cols, digits: int = 2) -> pd.DataFrame:
 
 
 def ratio_markdown(table: pd.DataFrame) -> str:
-    """The ratio table at equal nDCG@10, one row per (tree system, peer, target)."""
-    shown = _fmt(_fmt(table, ("qps_ratio", "p50_ratio", "p99_ratio")), ("ndcg@10",), 3)
-    cols = ["ehi", "peer", "target_share", "ndcg@10", "qps_ratio", "p50_ratio", "p99_ratio"]
+    """The ratio table at equal quality, one row per (tree system, peer, metric, target)."""
+    shown = _fmt(_fmt(table, ("qps_ratio", "p50_ratio", "p99_ratio")), ("target",), 3)
+    cols = ["ehi", "peer", "metric", "target_share", "target", "qps_ratio", "p50_ratio", "p99_ratio"]
     return shown[cols].to_markdown(index=False)
 
 

@@ -86,3 +86,29 @@ def test_trees_given_by_flag_replace_discovery(tmp_path, tiny_dataset):
     folders = trained.discover(res, trees={"ehi-floor+tree": FLOOR}, peer_encoder="ehi")
     assert [n for n in folders if not n.startswith("ehi+")] == ["ehi-floor+tree"]
     assert "ehi+tree" not in folders and "ehi+faiss-hnsw" in folders
+
+
+def test_fixed_lists_both_metrics_thread_counts_and_costs(tmp_path, tiny_dataset):
+    """At scale: the peers' lists fixed (no dev grid), matched on nDCG@10 and Recall@10 with each
+    thread count, the sweep cut past a fraction, and every system's build cost recorded, a tree's
+    training job read from the Snakemake benchmark file its rule writes."""
+    res, logs = tmp_path / "res", tmp_path / "logs"
+    _artefacts(res, tiny_dataset, ("main/ehi", f"{FLOOR}/ehi"))
+    (logs / FLOOR / "benchmarks").mkdir(parents=True)
+    (logs / FLOOR / "benchmarks" / "train_ehi.tsv").write_text("s\th:m:s\tmax_rss\n12.5\t0:00:12\t321.0\n")
+    out = tmp_path / "out"
+    trained.main([str(res), str(out), "--rounds", "1", "--n-latency", "2", "--threads", "1", "2", "--lists", "4",
+                  "--hnsw-m", "8", "--max-frac", "0.5", "--tree", f"ehi-floor+tree={FLOOR}", "--peer-encoder", "ehi",
+                  "--logs", str(logs)])
+    curves = pd.read_parquet(out / "trained_curves.parquet")
+    assert set(curves.threads) == {1, 2} and (curves.n_docs == len(tiny_dataset.corpus)).all()
+    for _, c in curves[curves.threads == 1].groupby("system"):  # at most one point past the cut
+        assert (c.sort_values("budget_value").frac_scored.iloc[:-1] <= 0.5).all()
+    table = pd.read_parquet(out / "trained_matched.parquet")
+    assert set(table.metric) == {"ndcg@10", "recall@10"} and set(table.threads) == {1, 2}
+    cost = pd.read_parquet(out / "trained_costs.parquet").set_index("system")
+    assert set(cost.index) == set(curves.system) and (cost.build_s > 0).all()
+    assert cost.loc["ehi-floor+tree", "train_s"] == 12.5 and cost.loc["ehi-floor+tree", "train_max_rss_mb"] == 321.0
+    assert cost.drop(index="ehi-floor+tree").train_s.isna().all()  # a peer's training is its build
+    text = (out / "trained.md").read_text()
+    assert "with 2 thread(s)" in text and "What each costs" in text

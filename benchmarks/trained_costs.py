@@ -1,0 +1,65 @@
+"""What each system of the trained-index benchmark costs to have: build time, the memory its index
+holds, and for EHI's trees the training job's time and peak memory.
+
+A peer's training is its build (k-means, the graph, ScaNN's partitioner and codebooks), timed here.
+A tree's training is the pipeline's ``train_ehi`` job, read from the Snakemake benchmark file the
+rule writes (``logs/<dataset>/<variant>/benchmarks/train_ehi.tsv``: wall seconds and max RSS);
+its build is the FAISS export over the trained leaves, timed here. The memory an index holds is
+the process's resident-set growth across its build (Linux ``/proc/self/statm``; NaN elsewhere): it
+counts FAISS's and ScaNN's C++ allocations, which Python's allocator tracing would not see, and
+the embeddings loaded for the build (a float32 copy of the corpus) are loaded before it is read.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def resident_mb() -> float:
+    """This process's resident set in MiB (NaN where /proc is missing)."""
+    try:
+        return int(Path("/proc/self/statm").read_text().split()[1]) * _PAGE / 2**20
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+
+
+@contextmanager
+def measured(costs: dict, name: str):
+    """Time the block and record the resident-set growth across it as ``costs[name]``."""
+    rss, start = resident_mb(), time.perf_counter()
+    yield
+    costs[name] = {"build_s": time.perf_counter() - start, "index_mb": resident_mb() - rss}
+
+
+def training_job(logs: Path, variant: str) -> dict:
+    """The ``train_ehi`` job of ``variant`` as Snakemake measured it ({} if its file is missing)."""
+    tsv = Path(logs) / variant / "benchmarks" / "train_ehi.tsv"
+    if not tsv.exists():
+        return {}
+    row = pd.read_csv(tsv, sep="\t").iloc[-1]
+    return {"train_s": float(row["s"]), "train_max_rss_mb": float(row["max_rss"])}
+
+
+def cost_table(costs: dict, trees: dict[str, str], logs: Path | None, n_docs: int) -> pd.DataFrame:
+    """One row per system: build seconds, index MiB, and (trees) the training job's cost;
+    ``trees``: {tree system: its variant}."""
+    rows = []
+    for name, c in costs.items():
+        job = training_job(logs, trees[name]) if logs is not None and name in trees else {}
+        rows.append({"system": name, "n_docs": n_docs, **c, "train_s": job.get("train_s", float("nan")),
+                     "train_max_rss_mb": job.get("train_max_rss_mb", float("nan"))})
+    return pd.DataFrame(rows)
+
+
+def cost_markdown(table: pd.DataFrame) -> str:
+    shown = table.copy()
+    for col, digits in (("build_s", 1), ("index_mb", 0), ("train_s", 0), ("train_max_rss_mb", 0)):
+        shown[col] = shown[col].map(lambda v, d=digits: "-" if pd.isna(v) else f"{v:.{d}f}")
+    return shown[["system", "n_docs", "build_s", "index_mb", "train_s", "train_max_rss_mb"]].to_markdown(index=False)
