@@ -104,7 +104,11 @@ def judged_rows(dataset: Dataset, rows: np.ndarray) -> list[dict[int, int]]:
 
 
 def _emb(folder: Path) -> tuple[np.ndarray, np.ndarray]:
-    return (np.load(folder / "corpus.npy").astype(np.float32), np.load(folder / "queries.npy").astype(np.float32))
+    """Corpus (memory-mapped: at 10^6 its pages stay evictable file cache, each index holding its
+    own copy) and query embeddings, float32."""
+    docs = np.load(folder / "corpus.npy", mmap_mode="r")
+    return (docs if docs.dtype == np.float32 else docs.astype(np.float32),
+            np.load(folder / "queries.npy").astype(np.float32))
 
 
 def build_systems(resources: Path, folders: dict[str, Path], settings: SearchConfig | None = None,

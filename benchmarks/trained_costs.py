@@ -5,9 +5,9 @@ A peer's training is its build (k-means, the graph, ScaNN's partitioner and code
 A tree's training is the pipeline's ``train_ehi`` job, read from the Snakemake benchmark file the
 rule writes (``logs/<dataset>/<variant>/benchmarks/train_ehi.tsv``: wall seconds and max RSS);
 its build is the FAISS export over the trained leaves, timed here. The memory an index holds is
-the process's resident-set growth across its build (Linux ``/proc/self/statm``; NaN elsewhere): it
-counts FAISS's and ScaNN's C++ allocations, which Python's allocator tracing would not see, and
-the embeddings loaded for the build (a float32 copy of the corpus) are loaded before it is read.
+the growth of the process's anonymous resident memory across its build (Linux ``/proc/self/statm``;
+NaN elsewhere): it counts FAISS's and ScaNN's C++ allocations, which Python's allocator tracing
+would not see, and leaves out the memory-mapped embeddings the build reads.
 """
 
 from __future__ import annotations
@@ -23,9 +23,11 @@ _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 def resident_mb() -> float:
-    """This process's resident set in MiB (NaN where /proc is missing)."""
+    """This process's anonymous resident memory in MiB, file-backed pages (the memory-mapped
+    embeddings) aside (NaN where /proc is missing)."""
     try:
-        return int(Path("/proc/self/statm").read_text().split()[1]) * _PAGE / 2**20
+        resident, shared = Path("/proc/self/statm").read_text().split()[1:3]
+        return (int(resident) - int(shared)) * _PAGE / 2**20
     except (OSError, IndexError, ValueError):
         return float("nan")
 
