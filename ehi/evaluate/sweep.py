@@ -96,8 +96,11 @@ def search_system(system: str, variant: str, dataset: Dataset, corpus_emb: np.nd
                               n_routed if settings.budget_cost == "work" else None))
         timing = time_search(lambda q: searcher.search(q, k, budget), queries, settings.batch_size, settings.threads)
         timings.append({"system": system, "variant": variant, "budget_param": param, "budget_value": float(budget), **timing})
+        frac_docs = n_scored.mean() / len(corpus_emb)
+        frac_work = (n_scored.mean() + n_routed[0]) / len(corpus_emb)
         log.info("%s %s=%s: %.2f%% scored, %.2f%% of work, %.0f qps", system, param, budget,
-                 100 * n_scored.mean() / len(corpus_emb), 100 * (n_scored.mean() + n_routed[0]) / len(corpus_emb),
-                 timing["qps"])
+                 100 * frac_docs, 100 * frac_work, timing["qps"])
+        if settings.max_frac < 1 and (frac_work if settings.budget_cost == "work" else frac_docs) > settings.max_frac:
+            break  # budgets rise with cost but not strictly (beams are not nested): one point past
     log.info("%s built with %s", system, built)
     return pd.concat(runs, ignore_index=True), pd.DataFrame(timings)

@@ -34,3 +34,6 @@ class SearchConfig(Section):
     pq_m: int | None = None  # PQ sub-quantizers of tree-pq and faiss-ivfpq; None: 2 bits per dimension
     pq_nbits: int = 4  # bits per PQ code: 4 = FAISS fast scan, 8 = IndexIVFPQ
     pq_rerank: int = 1000  # best candidates re-scored exactly (0 = codes only)
+    # below 1, a sweep stops after its first budget costing more than this fraction (of budget_cost;
+    # work can pass 1 by routing); at 10^6 a budget past 10% of work costs minutes of a core
+    max_frac: float = 1.0

@@ -43,8 +43,9 @@ TREE_PQ = "tree-pq"  # the same search over EHI's leaves as PQ codes (ehi.search
 TREES = (TREE, TREE_PQ)  # the searches of an EHI index
 TREE_SETTINGS = ("ehi_beams",)
 PQ_SETTINGS = ("pq_m", "pq_nbits", "pq_rerank")  # search.* keys of the PQ codes (tree-pq, faiss-ivfpq)
-COMMON_SETTINGS = ("k", "batch_size", "threads", "budget_cost")  # search.* keys every system's search reads
-UNLISTED_DEFAULTS = {"lists_from_leaf_count": False, "budget_cost": "documents"}  # left out of params at these values
+COMMON_SETTINGS = ("k", "batch_size", "threads", "budget_cost", "max_frac")  # search.* keys every system's search reads
+# left out of params at these values
+UNLISTED_DEFAULTS = {"lists_from_leaf_count": False, "budget_cost": "documents", "max_frac": 1.0}
 
 
 def _list_sizes(n_docs: int) -> list[int]:

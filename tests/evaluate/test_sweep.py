@@ -67,3 +67,16 @@ def test_ehi_tree_at_its_full_beam_is_exact_search(tiny_dataset, embeddings, tmp
     assert full.doc_id.tolist() == exact.doc_id.tolist()
     assert (tree[tree.budget_value == 1].n_scored <= len(docs)).all()
     assert (tree.n_routed == 4).all()  # one level of 4 leaf centroids, whatever the beam
+
+
+def test_max_frac_stops_the_sweep_one_budget_past_it(tiny_dataset, embeddings):
+    docs, queries = embeddings
+    whole, _ = search_system("de+faiss-ivf", "main", tiny_dataset, docs, queries, "test",
+                             SearchConfig(k=10, ivf_nlist=[8], budget_cost="work"))
+    cut, qps = search_system("de+faiss-ivf", "main", tiny_dataset, docs, queries, "test",
+                             SearchConfig(k=10, ivf_nlist=[8], budget_cost="work", max_frac=0.3))
+    work = (cut.groupby("budget_value").n_scored.mean() + 8) / len(docs)  # documents + 8 centroids
+    assert work.iloc[-1] > 0.3 and (work.iloc[:-1] <= 0.3).all()  # the first budget past it, then no more
+    assert cut.budget_value.max() < whole.budget_value.max() and len(qps) == cut.budget_value.nunique()
+    same = whole[whole.budget_value.isin(cut.budget_value.unique())].reset_index(drop=True)
+    assert same.doc_id.tolist() == cut.doc_id.tolist()  # the budgets kept are searched as before
