@@ -25,9 +25,9 @@ At scale ``--lists`` fixes the peers' list counts (the pipeline's own ``search.i
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
-import re
 from pathlib import Path
 
 import numpy as np
@@ -51,7 +51,7 @@ log = logging.getLogger(__name__)
 TREES = {"ehi+tree": "main", "ehi-warm+tree": "indexer_init~kmeans", "ehi+tree-pq": "main"}
 PEER_METHODS = ("faiss-ivf", "faiss-hnsw", "scann", "scann-ah", "faiss-ivfpq")
 PEERS = tuple(f"de+{m}" for m in PEER_METHODS)  # of a run that trained DE
-SAME_LISTS = re.compile(r"faiss-ivf-L(\d+)")  # IVF-Flat with as many lists as ehi+tree has leaves
+SAME_LISTS = report.SAME_LISTS
 PQ = {"nbits": 4, "rerank": 1000}
 K = 100
 
@@ -112,12 +112,12 @@ def _emb(folder: Path) -> tuple[np.ndarray, np.ndarray]:
 
 
 def build_systems(resources: Path, folders: dict[str, Path], settings: SearchConfig | None = None,
-                  spent: dict | None = None) -> tuple[dict[str, tuple], list]:
+                  spent: dict | None = None, dataset: Dataset | None = None) -> tuple[dict[str, tuple], list]:
     """``{name: (searcher, corpus embeddings, test query embeddings)}`` of the systems whose
     artefacts exist (a missing one is logged and left out), and the test queries' judgements.
     ``settings`` narrows the peers' dev grids (None: the sqrt(N) rule); ``spent`` collects each
     build's time and memory (:func:`benchmarks.trained_costs.measured`)."""
-    dataset = Dataset.read(Path(resources) / "data")
+    dataset = Dataset.read(Path(resources) / "data") if dataset is None else dataset
     test, dev = split_rows(dataset, "test"), split_rows(dataset, "dev")
     out, spent, loaded = {}, {} if spent is None else spent, {}
     for name, folder in folders.items():
@@ -164,15 +164,37 @@ def _exact_top(queries: np.ndarray, docs: np.ndarray, block: int = 100) -> np.nd
 
 def run(resources: Path, folders: dict[str, Path] | None = None, rounds: int = 3, threads=(1,),
         n_latency: int = 100, seed: int = 0, settings: SearchConfig | None = None, max_frac: float = 1.0,
-        spent: dict | None = None) -> pd.DataFrame:
+        spent: dict | None = None, groups: list[list[str]] | None = None) -> pd.DataFrame:
     """One row per (system, budget, thread count of ``threads``): quality on the test queries and
-    the timings (medians of rounds; batched QPS with that many threads). A system's sweep stops after its first budget scoring more than ``max_frac`` of the corpus."""
-    built, judged = build_systems(resources, discover(resources) if folders is None else folders, settings, spent)
-    points, exacts = {}, {}
+    the timings (medians of rounds; batched QPS with that many threads). A system's sweep stops
+    after its first budget scoring more than ``max_frac`` of the corpus.
+
+    ``groups`` (lists of system names; the systems in none form one more group) are built, swept,
+    timed and freed one after another, so that only one group's indexes are held at once: at 10^6
+    eight indexes of 1.5 GB each and their builds do not fit in 24 GB together. Rounds interleave the
+    points of one group; the groups are timed one after another."""
+    folders = discover(resources) if folders is None else folders
+    named = {n for g in groups or [] for n in g}
+    parts = [[n for n in g if n in folders] for g in groups or []] + [[n for n in folders if n not in named]]
+    dataset = Dataset.read(Path(resources) / "data")
+    exacts, rows = {}, []
+    for part in (p for p in parts if p):
+        built, judged = build_systems(resources, {n: folders[n] for n in part}, settings, spent, dataset)
+        rows += _measure(built, judged, exacts, rounds, threads, n_latency, seed, max_frac)
+        del built
+        gc.collect()
+    return pd.DataFrame(rows)
+
+
+def _measure(built: dict, judged: list, exacts: dict, rounds: int, threads, n_latency: int, seed: int,
+             max_frac: float) -> list[dict]:
+    """The quality sweep and the interleaved timing rounds of one group of built systems."""
+    points = {}
     for name, (searcher, docs, queries) in built.items():
-        if id(docs) not in exacts:  # systems on the same vectors share exact search's answer
-            exacts[id(docs)] = _exact_top(queries, docs)
-        exact = exacts[id(docs)]
+        key = (docs.shape, getattr(docs, "filename", None) or id(docs))
+        if key not in exacts:  # systems on the same vectors share exact search's answer
+            exacts[key] = _exact_top(queries, docs)
+        exact = exacts[key]
         for budget in _sweep(searcher):
             rows, _, n_scored = searcher.search(queries, K, budget)
             frac = float(n_scored.mean() / len(docs))
@@ -182,6 +204,7 @@ def run(resources: Path, folders: dict[str, Path] | None = None, rounds: int = 3
                                     "exact_recall@100": float(neighbor_recall(rows, exact).mean())}
             if frac > max_frac:
                 break
+        log.info("%s: %d budgets swept", name, sum(1 for n, _ in points if n == name))
     rng = np.random.default_rng(seed)
     threads = (threads,) if isinstance(threads, int) else tuple(threads)
     timings = {}
@@ -193,55 +216,11 @@ def run(resources: Path, folders: dict[str, Path] | None = None, rounds: int = 3
             for t in threads:
                 timings.setdefault((name, budget, t), []).append(
                     search.time_point(searcher, queries, lat, K, budget, t))
-        log.info("timing round %d/%d done", r + 1, rounds)
-    rows = [{**points[name, budget], **pd.DataFrame(times).median().to_dict(), "rounds": rounds, "threads": t,
-             "n_docs": len(built[name][1]), "n_test_queries": len(built[name][2]), "n_latency": min(n_latency, len(built[name][2]))}
+        log.info("timing round %d/%d of %s done", r + 1, rounds, ", ".join(built))
+    return [{**points[name, budget], **pd.DataFrame(times).median().to_dict(), "rounds": rounds, "threads": t,
+             "n_docs": len(built[name][1]), "n_test_queries": len(built[name][2]),
+             "n_latency": min(n_latency, len(built[name][2]))}
             for (name, budget, t), times in timings.items()]
-    return pd.DataFrame(rows)
-
-
-def _plainly(table: pd.DataFrame, tree: str, peer: str) -> str:
-    """Which of the two serves more queries a second at equal nDCG@10, said in words."""
-    rows = table[(table.ehi == tree) & (table.peer == peer) & (table.metric == "ndcg@10")]
-    ratios = ", ".join(f"{r.qps_ratio:.2f}x at {r.target_share:.0%} ({r.target:.3f})" for _, r in rows.iterrows())
-    verdict = ("faster at every target" if (rows.qps_ratio > 1).all() else
-               "slower at every target" if (rows.qps_ratio < 1).all() else "faster at some targets, slower at others")
-    return f"{tree} / {peer} QPS at equal nDCG@10 (share of the shared best): {ratios}; {tree} is {verdict}"
-
-
-def write_outputs(curves: pd.DataFrame, out_dir: Path, title: str, note: str = "",
-                  cost: pd.DataFrame | None = None) -> None:
-    """trained_curves/_matched/_fraction(/_costs).parquet, trained_pareto.png and trained.md in
-    ``out_dir``. Ratios are per thread count; the figure and the latency table use the fewest."""
-    every = curves
-    table = pd.concat([report.matched(c, metrics=report.METRICS).assign(threads=t)
-                       for t, c in every.groupby("threads")], ignore_index=True)
-    curves = every[every.threads == every.threads.min()]
-    peers = [s for s in curves.system.unique() if not report.is_tree(s)]
-    ivfs = [p for p in peers if report.method(p) == "faiss-ivf" or SAME_LISTS.fullmatch(report.method(p))]
-    hnsw = next((p for p in peers if report.method(p) == "faiss-hnsw"), None)
-    trees = [s for s in curves.system.unique() if report.method(s) == "tree"]
-    frac = pd.concat([report.at_fraction(curves, t, ivf) for t in trees for ivf in ivfs] or [pd.DataFrame()],
-                     ignore_index=True)
-    every.to_parquet(out_dir / "trained_curves.parquet", index=False)
-    if cost is not None:
-        cost.to_parquet(out_dir / "trained_costs.parquet", index=False)
-    table.to_parquet(out_dir / "trained_matched.parquet", index=False)
-    frac.to_parquet(out_dir / "trained_fraction.parquet", index=False)
-    report.pareto_figure(curves, out_dir / "trained_pareto.png", title)
-    text = [f"# {title}\n", *([note + "\n"] if note else []),
-            "## EHI / peer at equal nDCG@10 and Recall@10 (the fastest measured point of each reaching the target)\n"]
-    for t, part in table.groupby("threads"):
-        text += [f"### Batched search with {t} thread(s)\n", report.ratio_markdown(part) + "\n"]
-    least = table[table.threads == table.threads.min()]
-    text += ["\n".join(f"- {_plainly(least, t, hnsw)}." for t in trees if hnsw) + "\n"]
-    if cost is not None:
-        text += ["## What each costs (build: the index over trained vectors or leaves; train: the pipeline's "
-                 "train_ehi job; index MiB: resident growth across the build)\n", costs.cost_markdown(cost) + "\n"]
-    if not frac.empty:
-        text += ["## Single-query latency at equal fraction scored (the tree's measured budgets; the peer log-linear in the fraction between its two measured points)\n",
-                 report.fraction_markdown(frac) + "\n"]
-    (out_dir / "trained.md").write_text("\n".join(text))
 
 
 def main(argv=None) -> None:
@@ -260,7 +239,10 @@ def main(argv=None) -> None:
     parser.add_argument("--note", default="", help="a line for trained.md (the machine, its load)")
     parser.add_argument("--lists", type=int, nargs="+", help="the peers' list counts (default: the sqrt(N) grid)")
     parser.add_argument("--hnsw-m", type=int, nargs="+", help="HNSW degrees to tune over (default: 16 and 32)")
+    parser.add_argument("--hnsw-ef-construction", type=int, help="HNSW's efConstruction (default: search.hnsw_ef_construction's)")
     parser.add_argument("--max-frac", type=float, default=1.0, help="stop a sweep past this fraction scored")
+    parser.add_argument("--group", action="append", nargs="+", metavar="SYSTEM", help="build, time and free these "
+                        "systems together, before the next group (the rest form the last group): bounds memory at scale")
     parser.add_argument("--logs", type=Path, help="logs/<dataset>: the training jobs' costs (default: "
                         "logs/ named as the resources folder)")
     args = parser.parse_args(argv)
@@ -272,18 +254,19 @@ def main(argv=None) -> None:
         folders = {n: f for n, f in folders.items() if n in args.systems}
     log.info("systems: %s", {n: str(f) for n, f in folders.items()})
     settings = None
-    if args.lists or args.hnsw_m:
-        settings = SearchConfig(ivf_nlist=args.lists, scann_leaves=args.lists, hnsw_M=args.hnsw_m or [16, 32])
+    if args.lists or args.hnsw_m or args.hnsw_ef_construction:
+        hnsw = {"hnsw_ef_construction": args.hnsw_ef_construction} if args.hnsw_ef_construction else {}
+        settings = SearchConfig(ivf_nlist=args.lists, scann_leaves=args.lists, hnsw_M=args.hnsw_m or [16, 32], **hnsw)
     spent = {}
     curves = run(args.resources, folders, args.rounds, args.threads, args.n_latency, settings=settings,
-                 max_frac=args.max_frac, spent=spent)
+                 max_frac=args.max_frac, spent=spent, groups=args.group)
     trees = {n: f.parent.relative_to(args.resources).as_posix() for n, f in folders.items() if report.is_tree(n)}
     logs = args.logs or Path("logs") / args.resources.name
     cost = costs.cost_table(spent, trees, logs, int(curves.n_docs.iloc[0]))
     seed = "" if args.seed is None else f", seed~{args.seed}"
     note = "\n".join(x for x in (f"Artefacts: `{args.resources}`; {args.rounds} interleaved rounds, "
                                   f"{'/'.join(map(str, args.threads))} thread(s).", args.note) if x)
-    write_outputs(curves, args.out_dir, f"The trained indexes at equal quality ({args.resources.name}{seed})", note,
+    report.write_outputs(curves, args.out_dir, f"The trained indexes at equal quality ({args.resources.name}{seed})", note,
                   cost)
 
 

@@ -1,5 +1,6 @@
 """Reading the trained-index benchmark's curves: ratios at equal nDCG@10, single-query p99 at equal
-fraction scored, the QPS-vs-nDCG@10 Pareto figure and the Markdown tables.
+fraction scored, the QPS-vs-nDCG@10 Pareto figure and the Markdown tables, and the files a run
+writes (:func:`write_outputs`).
 
 A tree system is one whose method is ``tree`` or ``tree-pq`` (EHI's trained index); every other
 system is a peer, whichever encoder it is built on (``de+`` when the run trained DE, else ``ehi+``:
@@ -8,16 +9,19 @@ the baselines on the vectors the tree routes).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from benchmarks.search import _interp
+from benchmarks.trained_costs import cost_markdown
 
 TARGETS = (0.90, 0.95, 0.99)  # of the lower of the two systems' best score on the metric
 METRICS = ("ndcg@10", "recall@10")  # the task-quality axes systems are matched on
 COMPRESSED = ("tree-pq", "faiss-ivfpq", "scann-ah")  # methods compared with each other
+SAME_LISTS = re.compile(r"faiss-ivf-L(\d+)")  # IVF-Flat with as many lists as ehi+tree has leaves
 
 
 def method(system: str) -> str:
@@ -143,3 +147,47 @@ def fraction_markdown(table: pd.DataFrame) -> str:
     shown["frac_scored"] = shown.frac_scored.map(lambda v: f"{v:.4f}")
     return shown[["ehi", "peer", "budget_value", "frac_scored", "ehi_p99_ms", "peer_p99_ms", "p99_ratio", "p50_ratio",
                   "qps_ratio"]].to_markdown(index=False)
+
+
+def _plainly(table: pd.DataFrame, tree: str, peer: str) -> str:
+    """Which of the two serves more queries a second at equal nDCG@10, said in words."""
+    rows = table[(table.ehi == tree) & (table.peer == peer) & (table.metric == "ndcg@10")]
+    ratios = ", ".join(f"{r.qps_ratio:.2f}x at {r.target_share:.0%} ({r.target:.3f})" for _, r in rows.iterrows())
+    verdict = ("faster at every target" if (rows.qps_ratio > 1).all() else
+               "slower at every target" if (rows.qps_ratio < 1).all() else "faster at some targets, slower at others")
+    return f"{tree} / {peer} QPS at equal nDCG@10 (share of the shared best): {ratios}; {tree} is {verdict}"
+
+
+def write_outputs(curves: pd.DataFrame, out_dir: Path, title: str, note: str = "",
+                  cost: pd.DataFrame | None = None) -> None:
+    """trained_curves/_matched/_fraction(/_costs).parquet, trained_pareto.png and trained.md in
+    ``out_dir``. Ratios are per thread count; the figure and the latency table use the fewest."""
+    every = curves
+    table = pd.concat([matched(c, metrics=METRICS).assign(threads=t)
+                       for t, c in every.groupby("threads")], ignore_index=True)
+    curves = every[every.threads == every.threads.min()]
+    peers = [s for s in curves.system.unique() if not is_tree(s)]
+    ivfs = [p for p in peers if method(p) == "faiss-ivf" or SAME_LISTS.fullmatch(method(p))]
+    hnsw = next((p for p in peers if method(p) == "faiss-hnsw"), None)
+    trees = [s for s in curves.system.unique() if method(s) == "tree"]
+    frac = pd.concat([at_fraction(curves, t, ivf) for t in trees for ivf in ivfs] or [pd.DataFrame()],
+                     ignore_index=True)
+    every.to_parquet(out_dir / "trained_curves.parquet", index=False)
+    if cost is not None:
+        cost.to_parquet(out_dir / "trained_costs.parquet", index=False)
+    table.to_parquet(out_dir / "trained_matched.parquet", index=False)
+    frac.to_parquet(out_dir / "trained_fraction.parquet", index=False)
+    pareto_figure(curves, out_dir / "trained_pareto.png", title)
+    text = [f"# {title}\n", *([note + "\n"] if note else []),
+            "## EHI / peer at equal nDCG@10 and Recall@10 (the fastest measured point of each reaching the target)\n"]
+    for t, part in table.groupby("threads"):
+        text += [f"### Batched search with {t} thread(s)\n", ratio_markdown(part) + "\n"]
+    least = table[table.threads == table.threads.min()]
+    text += ["\n".join(f"- {_plainly(least, t, hnsw)}." for t in trees if hnsw) + "\n"]
+    if cost is not None:
+        text += ["## What each costs (build: the index over trained vectors or leaves; train: the pipeline's "
+                 "train_ehi job; index MiB: resident growth across the build)\n", cost_markdown(cost) + "\n"]
+    if not frac.empty:
+        text += ["## Single-query latency at equal fraction scored (the tree's measured budgets; the peer log-linear in the fraction between its two measured points)\n",
+                 fraction_markdown(frac) + "\n"]
+    (out_dir / "trained.md").write_text("\n".join(text))

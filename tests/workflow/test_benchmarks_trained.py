@@ -6,6 +6,7 @@ import pandas as pd
 import torch
 
 from ehi.model.tree import TreeIndexer
+from ehi.search.config import SearchConfig
 from ehi.search.tree_index import EHIIndex
 
 from benchmarks import report, trained
@@ -112,3 +113,20 @@ def test_fixed_lists_both_metrics_thread_counts_and_costs(tmp_path, tiny_dataset
     assert cost.drop(index="ehi-floor+tree").train_s.isna().all()  # a peer's training is its build
     text = (out / "trained.md").read_text()
     assert "with 2 thread(s)" in text and "What each costs" in text
+
+
+def test_groups_are_built_and_timed_apart_with_the_same_answers(tmp_path, tiny_dataset):
+    """--group builds, times and frees its systems before the rest: the same curves' quality as one
+    group, every system once, and exact search's answer shared across groups."""
+    res = tmp_path / "res"
+    _artefacts(res, tiny_dataset, ("main/ehi", f"{FLOOR}/ehi"))
+    folders = trained.discover(res, trees={"ehi-floor+tree": FLOOR}, peer_encoder="ehi")
+    folders = {n: folders[n] for n in ("ehi-floor+tree", "ehi+faiss-ivf", "ehi+scann")}
+    quality = ["system", "budget_value", "frac_scored", "ndcg@10", "recall@100", "exact_recall@100"]
+    together = trained.run(res, folders, rounds=1, n_latency=2, settings=SearchConfig(ivf_nlist=[4], scann_leaves=[4]))
+    apart = trained.run(res, folders, rounds=1, n_latency=2, settings=SearchConfig(ivf_nlist=[4], scann_leaves=[4]),
+                        groups=[["ehi+scann"], ["ehi-floor+tree", "not-a-system"]])
+    assert list(dict.fromkeys(apart.system)) == ["ehi+scann", "ehi-floor+tree", "ehi+faiss-ivf"]
+    key = ["system", "budget_value"]
+    pd.testing.assert_frame_equal(together[quality].sort_values(key).reset_index(drop=True),
+                                  apart[quality].sort_values(key).reset_index(drop=True))
