@@ -29,7 +29,7 @@ import yaml
 from ehi.core.errors import ConfigError
 from ehi.core.schemas import SPLITS
 from ehi.data.sources import IR_DATASETS_PREFIX, SOURCES, find_source, source_names
-from ehi.search.registry import TREES, ann_kind, kinds
+from ehi.search.registry import ann_kind, searches
 from ehi.train.losses.names import siamese_loss_names
 
 # ranx's metric names (ranx.metrics.metric_switch), plus psp@k (ehi.evaluate.xmc); a cutoff is
@@ -125,8 +125,9 @@ def variant_trains(config: dict, train_schema: dict) -> dict[str, dict]:
 
 
 def _searches_tree(config: dict, where: str) -> bool:
+    """Whether a system of the variant sweeps the tree's beams (a kind that reads search.ehi_beams)."""
     systems = config["search"]["systems"] if where == "train" else config["ablation_systems"]
-    return "ehi+tree" in systems or "ehi+tree-pq" in systems  # both sweep search.ehi_beams
+    return any("ehi_beams" in ann_kind(s.split("+", 1)[1]).settings_keys for s in systems if "+" in s)
 
 
 def _trains_ehi(config: dict, where: str) -> bool:
@@ -218,7 +219,7 @@ def known_splits(dataset: dict, data_dir=None) -> tuple[dict[str, bool], str] | 
 
 def untuned_searches() -> tuple[str, ...]:
     """The searches that tune nothing on search.tune_split: EHI's trees and the untuned ANNS kinds (exact)."""
-    return (*TREES, *(name for name in kinds() if not ann_kind(name).tuned))
+    return tuple(name for name in searches() if not ann_kind(name).tuned)
 
 
 def check_splits(config: dict, known: tuple[dict[str, bool], str] | None, trains: dict[str, dict]) -> None:

@@ -1,9 +1,10 @@
 """One system, every budget: the glue between embeddings, an index and a run table.
 
-A system is ``{encoder}+{search}`` (docs/systems_and_metrics.md). ``tree`` is EHI's own beam search
-over its index (``tree-pq`` the same over its leaves as PQ codes); every other search is an ANNS
-kind of :mod:`ehi.search.registry`, whose build parameters are tuned on the tune split's queries
-(never on the evaluated split) before it is swept on the evaluated one.
+A system is ``{encoder}+{search}`` (docs/systems_and_metrics.md); the search is a kind of
+:mod:`ehi.search.registry`. A kind that searches the trained index (its entry's ``from_index``, as
+EHI's tree) is loaded from the index folder; any other is built over the encoder's embeddings, its
+build parameters tuned on the tune split's queries (never on the evaluated split) before it is swept
+on the evaluated one.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from ehi.data.dataset import Dataset
 from ehi.data.judgements import judged_query_ids
 from ehi.evaluate.metrics import run_frame, time_search
 from ehi.search.config import SearchConfig
-from ehi.search.registry import TREE, TREES, ann_kind, build_searcher, log_grid
+from ehi.core.plugins import resolve
+from ehi.search.registry import ann_kind, build_searcher
 from ehi.search.tune import default_grid, tune_on_dev
 
 log = logging.getLogger(__name__)
@@ -32,31 +34,6 @@ def split_rows(dataset: Dataset, split: str) -> np.ndarray:
     if len(rows) == 0:
         raise DataError(f"dataset {dataset.name!r} has no judged queries in split {split!r}")
     return rows
-
-
-def beam_grid(n_leaves: int, beams=None) -> list[int]:
-    """EHI's beams: the configured ones, else a log-spaced grid from 1 to every leaf."""
-    if beams:
-        bad = [b for b in beams if not 1 <= b <= n_leaves]
-        if bad:
-            raise ValueError(f"search.ehi_beams {bad} out of range: the tree has {n_leaves} leaves (beam 1..{n_leaves})")
-        return sorted(set(beams))
-    return log_grid(1, n_leaves, n_points=max(2, min(16, n_leaves)))
-
-
-def _ehi_tree(index_dir, settings: SearchConfig, pq: bool = False):
-    """EHI's index as its searcher (FAISS scanning EHI's leaves, routed by the tree), searched at
-    the tree's beams; ``pq``: the leaves as PQ codes (``tree-pq``, the ``search.pq_*`` settings)."""
-    from ehi.search.faiss_pq import pq_params
-    from ehi.search.tree_index import EHIIndex
-
-    index = EHIIndex.load(index_dir)
-    params = pq_params(settings, index.doc_emb.shape[1]) if pq else {}
-    searcher = index.searcher(**({"pq_m": params["m"], "nbits": params["nbits"], "rerank": params["rerank"]}
-                                 if pq else {}))
-    searcher.set_threads(settings.threads)
-    budgets = beam_grid(len(index.leaf_sizes), settings.ehi_beams)
-    return "beam", budgets, searcher, {"n_leaves": len(index.leaf_sizes), **params}
 
 
 def _anns(kind, corpus_emb, tune_emb, settings: SearchConfig):
@@ -79,8 +56,9 @@ def search_system(system: str, variant: str, dataset: Dataset, corpus_emb: np.nd
     rows = split_rows(dataset, split)
     queries = np.ascontiguousarray(query_emb[rows])
     k = min(settings.k, len(corpus_emb))
-    if method in TREES:
-        param, budgets, searcher, built = _ehi_tree(index_dir, settings, pq=method != TREE)
+    kind = ann_kind(method)
+    if kind.from_index:
+        param, budgets, searcher, built = resolve(kind.from_index)(index_dir, settings)
     else:
         if ann_kind(method).tuned and settings.tune_split == split:  # tuning on the test queries
             raise ConfigError(f"search.tune_split {split!r} is the evaluated split; tune on another split")

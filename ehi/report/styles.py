@@ -1,13 +1,13 @@
 """One look per system, the same in every figure: colour, marker, line style and weight.
 
 A KMR figure draws a dozen systems; two colours and five line styles leave several of them
-indistinguishable. Here each known system has its own colour (EHI's encoder in reds and browns, the
-dual encoder in blues and greens, the untrained encoder grey), each search method its marker, each
-encoder its line style, and EHI's own search (its tree) a thick line drawn on top. A system not
-listed (a plugin's) gets a colour from its name, so it too keeps one colour everywhere. A search
-that is an ANNS registry kind takes its marker from the registry entry (ehi.search.registry), as
-it takes whether the paper ran it: a system beyond the paper (such a baseline, EHI's compressed
-tree, an encoder recipe such as ``ehi-warm``) is labelled with a dagger, explained on the figure.
+indistinguishable. Each search's registry entry (ehi.search.registry) gives its systems' colours
+by encoder (EHI's encoder in reds and browns, the dual encoder in blues and greens, the untrained
+encoder grey), its marker, whether the paper ran it, and whether it is EHI's own search (the tree,
+drawn as a thick line on top); here each encoder gets its line style. A system its entry gives no
+colour (a plugin's) gets one from its name, so it too keeps one colour everywhere. A system beyond
+the paper (such a baseline, EHI's compressed tree, an encoder recipe such as ``ehi-warm``) is
+labelled with a dagger, explained on the figure.
 Every axis of a fraction scored is in percent on a log scale, with the same ticks.
 """
 
@@ -15,17 +15,7 @@ from __future__ import annotations
 
 import zlib
 
-COLOURS = {
-    "ehi+tree": "#d62728", "ehi-warm+tree": "#7f0000", "ehi+tree-pq": "#ff9896", "ehi-warm+tree-pq": "#c45a5a",
-    "ehi+exact": "#ff7f0e", "ehi-warm+exact": "#b35806",
-    "ehi+faiss-ivf": "#e377c2", "ehi+faiss-hnsw": "#9467bd", "ehi+scann": "#8c564b", "ehi+scann-ah": "#c49c94",
-    "ehi+faiss-ivfpq": "#f7b6d2",
-    "de+exact": "#1f77b4", "de+faiss-ivf": "#17becf", "de+faiss-hnsw": "#2ca02c", "de+scann": "#bcbd22",
-    "de+scann-ah": "#1a3a6b", "de+faiss-ivfpq": "#98df8a",
-    "pre+exact": "#7f7f7f",
-}
 _FALLBACK = ["#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354"]
-MARKERS = {"tree": "o", "tree-pq": "o"}  # EHI's own searches; the ANNS kinds' are in their registry entries
 LINESTYLES = {"ehi": "-", "de": "--", "pre": ":"}
 PAPER_ENCODERS = ("ehi", "de", "pre")  # the paper's encoders; a recipe variant (ehi-warm, ehi-floor) is beyond
 BEYOND = " †"
@@ -35,14 +25,23 @@ SHORT = 40  # characters: a one-row ablation's settings longer than this are lef
 
 
 def _kind(search: str):
-    from ehi.search.registry import ann_kind, kinds
+    from ehi.search.registry import ann_kind, searches
 
-    return ann_kind(search) if search in kinds() else None
+    return ann_kind(search) if search in searches() else None
+
+
+def _registry_colours() -> dict[str, str]:
+    from ehi.search.registry import entries
+
+    return {f"{encoder}+{kind.name}": c for kind in entries(plugins=False) for encoder, c in kind.colours}
+
+
+COLOURS = _registry_colours()  # {system: colour} of the built-in entries; colour() reads plugins' too
 
 
 def marker(search: str) -> str:
     kind = _kind(search)
-    return kind.marker if kind is not None else MARKERS.get(search, ".")
+    return kind.marker if kind is not None else "."
 
 
 def beyond_paper(system: str) -> bool:
@@ -51,8 +50,6 @@ def beyond_paper(system: str) -> bool:
     encoder, _, search = system.partition("+")
     if encoder not in PAPER_ENCODERS:
         return True
-    if search == "tree":
-        return False
     kind = _kind(search)
     return kind is None or not kind.in_paper
 
@@ -80,13 +77,18 @@ def percent_axis(ax, label: str = "documents scored per query (% of corpus, log 
 
 
 def is_ehi_search(system: str) -> bool:
-    """EHI's own search: its tree (plain or compressed) on an EHI encoder (``ehi-warm`` included)."""
+    """EHI's own search (an entry marked ``ehi_search``: the tree, plain or compressed) on an EHI
+    encoder (``ehi-warm`` included)."""
     encoder, _, search = system.partition("+")
-    return encoder.split("-")[0] == "ehi" and search.startswith("tree")
+    kind = _kind(search)
+    return encoder.split("-")[0] == "ehi" and kind is not None and kind.ehi_search
 
 
 def colour(system: str) -> str:
-    return COLOURS.get(system) or _FALLBACK[zlib.crc32(system.encode()) % len(_FALLBACK)]
+    encoder, _, search = system.partition("+")
+    kind = _kind(search)
+    given = kind.colour_of(encoder) if kind is not None else None
+    return given or _FALLBACK[zlib.crc32(system.encode()) % len(_FALLBACK)]
 
 
 def style(system: str) -> dict:

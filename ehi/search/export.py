@@ -30,7 +30,7 @@ import faiss
 import numpy as np
 from faiss.contrib.ivf_tools import add_preassigned
 
-from ehi.search.faiss_pq import ADD_CHUNK, PQ_POINTS_PER_CENTROID, pad, with_refine
+from ehi.search.faiss_pq import ADD_CHUNK, PQ_POINTS_PER_CENTROID, fast_scan, pad, with_refine
 from ehi.search.route import NumpyRouter
 
 PQ_TRAIN_SAMPLE = 100_000  # rows the codebooks are trained on (k-means then samples per centre)
@@ -118,7 +118,5 @@ def build_leaf_ivf(router: NumpyRouter, docs: np.ndarray, leaf: np.ndarray, pq_m
         add_preassigned(ivf, augment(docs[s : s + ADD_CHUNK], faiss_dim, 0.0), leaf[s : s + ADD_CHUNK],
                         ids[s : s + ADD_CHUNK])
     if pq_m is not None and nbits == 4:
-        codes = ivf
-        ivf = faiss.IndexIVFPQFastScan(codes)  # repacks the 4-bit codes for SIMD scanning
-        ivf.referenced_objects = [codes, quantizer]  # it shares their quantizer without owning it
+        ivf = fast_scan(ivf, quantizer)
     return with_refine(ivf, docs, rerank) if rerank > 0 else ivf

@@ -47,6 +47,14 @@ def with_refine(base: faiss.Index, docs: np.ndarray, rerank: int) -> faiss.Index
     return refine
 
 
+def fast_scan(codes, quantizer):
+    """An IndexIVFPQ of 4-bit codes repacked as IndexIVFPQFastScan (SIMD scanning), kept alive with
+    the index and quantizer it shares without owning."""
+    ivf = faiss.IndexIVFPQFastScan(codes)
+    ivf.referenced_objects = [codes, quantizer]
+    return ivf
+
+
 def default_pq_m(dim: int, nbits: int) -> int:
     """Sub-quantizers for 2 bits per dimension (m = 2d / nbits), lowered to a divisor of ``dim``."""
     m = max(1, (2 * dim) // nbits)

@@ -1,7 +1,7 @@
 """ANNS baselines over any embedding matrix: one registry entry per kind, the one place a kind is named.
 
 Every searcher follows the contract of :mod:`ehi.search.base` (rows, scores, n_scored) and names
-its budget knob, so one evaluation loop covers them all and EHI's own tree::
+its budget knob, so one evaluation loop covers them all, EHI's own tree included::
 
     s = build_searcher("faiss-ivf", doc_emb, nlist=64)
     for nprobe in s.default_sweep():
@@ -10,9 +10,13 @@ its budget knob, so one evaluation loop covers them all and EHI's own tree::
 A kind is the search half of a system name (docs/systems_and_metrics.md): ``de+faiss-ivf`` is the
 DE encoder's embeddings searched by the ``faiss-ivf`` kind. An :class:`AnnKind` says everything the
 pipeline needs of a kind: its searcher class, its tuning grid and the ``search.*`` keys that grid
-reads (the search rule's params), how to build it from embedding shards. A new baseline is one
+reads (the search rule's params), how to build it from embedding shards, or (``from_index``) how to
+load it from the trained index of rule ``ehi_index`` instead: EHI's ``tree`` and ``tree-pq`` are
+such entries (:mod:`ehi.search.tree_search`), with no case of their own anywhere else. Its style in
+the figures (marker, colours, whether the paper ran it) is in the entry too. A new baseline is one
 module with a :class:`~ehi.search.base.Searcher` plus one :func:`register_kind` call (in a plugin
-module, see :mod:`ehi.core.plugins`, or in ``_BUILTIN``).
+module, see :mod:`ehi.core.plugins`, or in ``_BUILTIN``); a new partitioner is one function and
+:func:`ehi.search.partition.partition_kind`.
 
 Classes are named as ``"module:attribute"`` strings and imported on first use: the Snakefile
 imports this module to constrain its ``system`` wildcard, and must not pay for faiss or ScaNN.
@@ -38,11 +42,7 @@ from ehi.search.base import Searcher, SearchResult, log_grid
 from ehi.search.config import SearchConfig
 
 ENCODERS = ("pre", "de", "ehi")
-TREE = "tree"  # EHI's own beam search: searches an EHI index, not embeddings, so no AnnKind
-TREE_PQ = "tree-pq"  # the same search over EHI's leaves as PQ codes (ehi.search.faiss_pq)
-TREES = (TREE, TREE_PQ)  # the searches of an EHI index
-TREE_SETTINGS = ("ehi_beams",)
-PQ_SETTINGS = ("pq_m", "pq_nbits", "pq_rerank")  # search.* keys of the PQ codes (tree-pq, faiss-ivfpq)
+PQ_SETTINGS = ("pq_m", "pq_nbits", "pq_rerank")  # search.* keys of PQ scoring (any kind that offers it)
 COMMON_SETTINGS = ("k", "batch_size", "threads", "budget_cost", "max_frac")  # search.* keys every system's search reads
 # left out of params at these values
 UNLISTED_DEFAULTS = {"lists_from_leaf_count": False, "budget_cost": "documents", "max_frac": 1.0}
@@ -70,6 +70,15 @@ class AnnKind:
     marker: str = "."  # matplotlib marker of its systems in every figure (ehi.report.styles)
     in_paper: bool = True  # False: a baseline the paper did not run, marked so in the figures
     from_shards: str | None = None  # "module:function"(shards, train_size, seed, **params); None: to_array
+    # "module:function"(index_path, settings) -> (budget_param, budgets, searcher, built params): the
+    # kind searches the trained index of rule ehi_index, not embeddings; None: built over embeddings
+    from_index: str | None = None
+    encoders: tuple[str, ...] = ()  # the encoders whose systems it can search; empty: every one
+    ehi_search: bool = False  # EHI's own search: drawn on top, asked the tree's significance questions
+    colours: tuple[tuple[str, str], ...] = ()  # (encoder, colour) of its systems in every figure
+
+    def colour_of(self, encoder: str) -> str | None:
+        return dict(self.colours).get(encoder)
 
     def searcher_class(self) -> type[Searcher]:
         return resolve(self.searcher)
@@ -87,7 +96,7 @@ class AnnKind:
         return bool(set(self.settings_keys) & set(LIST_KEYS))
 
 
-def _ivf_grid(n_docs, s):
+def ivf_grid(n_docs, s):
     return [{"nlist": n} for n in (s and s.ivf_nlist) or _list_sizes(n_docs)]
 
 
@@ -97,12 +106,12 @@ def _hnsw_grid(n_docs, s):
     return [{"M": m, "ef_construction": s.hnsw_ef_construction} for m in s.hnsw_M]
 
 
-def _ivfpq_grid(n_docs, s):
+def ivfpq_grid(n_docs, s):
     """IVF's candidate lists, each with the configured codes (``search.pq_*``; a null ``pq_m`` is
     left to the build, which needs the embedding dimension). No faiss import: the Snakefile pays none."""
     s = s if s is not None else SearchConfig()
     codes = {**({"m": int(s.pq_m)} if s.pq_m else {}), "nbits": int(s.pq_nbits), "rerank": int(s.pq_rerank)}
-    return [{**g, **codes} for g in _ivf_grid(n_docs, s)]
+    return [{**g, **codes} for g in ivf_grid(n_docs, s)]
 
 
 def _scann_grid(n_docs, s):
@@ -114,27 +123,37 @@ def _scann_ah_grid(n_docs, s):
 
 
 _FAISS, _SCANN, _SHARDS = "ehi.search.faiss_ann", "ehi.search.scann_ann", "ehi.search.faiss_shards"
+_ON_INDEX = "ehi.search.tree_search"  # searches of the trained index
 _BUILTIN = (
+    # EHI's tree: beam search over the index of rule ehi_index, its leaves scored flat or as PQ codes
+    AnnKind("tree", "ehi.search.exported:ExportedIndex", lambda n, s: [{}], ("ehi_beams",), tuned=False,
+            marker="o", from_index=f"{_ON_INDEX}:flat_tree_search", encoders=("ehi",), ehi_search=True,
+            colours=(("ehi", "#d62728"), ("ehi-warm", "#7f0000"))),
+    AnnKind("tree-pq", "ehi.search.exported:ExportedIndex", lambda n, s: [{}], ("ehi_beams", *PQ_SETTINGS),
+            tuned=False, marker="o", in_paper=False, from_index=f"{_ON_INDEX}:pq_tree_search", encoders=("ehi",),
+            ehi_search=True, colours=(("ehi", "#ff9896"), ("ehi-warm", "#c45a5a"))),
     AnnKind("exact", f"{_FAISS}:FlatSearcher", lambda n, s: [{}], tuned=False, marker="*",
-            from_shards=f"{_SHARDS}:flat_from_shards"),
-    AnnKind("faiss-ivf", f"{_FAISS}:IVFSearcher", _ivf_grid, ("ivf_nlist",), marker="s",
-            from_shards=f"{_SHARDS}:ivf_from_shards"),
+            from_shards=f"{_SHARDS}:flat_from_shards",
+            colours=(("ehi", "#ff7f0e"), ("ehi-warm", "#b35806"), ("de", "#1f77b4"), ("pre", "#7f7f7f"))),
+    AnnKind("faiss-ivf", f"{_FAISS}:IVFSearcher", ivf_grid, ("ivf_nlist",), marker="s",
+            from_shards=f"{_SHARDS}:ivf_from_shards", colours=(("ehi", "#e377c2"), ("de", "#17becf"))),
     AnnKind("faiss-hnsw", f"{_FAISS}:HNSWSearcher", _hnsw_grid, ("hnsw_M", "hnsw_ef_construction"),
-            marker="^", in_paper=False, from_shards=f"{_SHARDS}:hnsw_from_shards"),
+            marker="^", in_paper=False, from_shards=f"{_SHARDS}:hnsw_from_shards",
+            colours=(("ehi", "#9467bd"), ("de", "#2ca02c"))),
     AnnKind("scann", f"{_SCANN}:ScannSearcher", _scann_grid, ("scann_leaves",), (("scoring", "bf"),),
-            marker="D"),
+            marker="D", colours=(("ehi", "#8c564b"), ("de", "#bcbd22"))),
     AnnKind("scann-ah", f"{_SCANN}:ScannSearcher", _scann_ah_grid, ("scann_leaves",), (("scoring", "ah"),),
-            marker="x", in_paper=False),
-    AnnKind("faiss-ivfpq", "ehi.search.faiss_pq:IVFPQSearcher", _ivfpq_grid, ("ivf_nlist", *PQ_SETTINGS),
-            marker="s", in_paper=False),
+            marker="x", in_paper=False, colours=(("ehi", "#c49c94"), ("de", "#1a3a6b"))),
+    AnnKind("faiss-ivfpq", "ehi.search.faiss_pq:IVFPQSearcher", ivfpq_grid, ("ivf_nlist", *PQ_SETTINGS),
+            marker="s", in_paper=False, colours=(("ehi", "#f7b6d2"), ("de", "#98df8a"))),
 )
 _REGISTRY: dict[str, AnnKind] = {kind.name: kind for kind in _BUILTIN}
-KINDS = tuple(_REGISTRY)  # the built-in kinds; kinds() adds the plugins'
+KINDS = tuple(k.name for k in _BUILTIN if not k.from_index)  # the built-in kinds over embeddings
 
 
 def register_kind(kind: AnnKind) -> AnnKind:
     """Add an ANNS kind (a plugin's); a name already taken is an error, not a silent override."""
-    if kind.name in _REGISTRY or kind.name in TREES:
+    if kind.name in _REGISTRY:
         raise ValueError(f"ANNS kind {kind.name!r} is already registered")
     if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", kind.name):
         raise ValueError(f"ANNS kind name {kind.name!r}: use lower-case letters, digits, '-' and '_'")
@@ -143,9 +162,10 @@ def register_kind(kind: AnnKind) -> AnnKind:
 
 
 def kinds() -> tuple[str, ...]:
-    """Every registered kind, built-in first, then the plugins' in registration order."""
+    """Every registered kind built over embeddings, built-in first, then the plugins' in
+    registration order (:func:`searches` adds those that search the trained index)."""
     load_plugins()
-    return tuple(_REGISTRY)
+    return tuple(name for name, kind in _REGISTRY.items() if not kind.from_index)
 
 
 def ann_kind(name: str) -> AnnKind:
@@ -156,8 +176,17 @@ def ann_kind(name: str) -> AnnKind:
 
 
 def searches() -> tuple[str, ...]:
-    """The search halves a system name may have: EHI's trees (tree, tree-pq) and every ANNS kind."""
-    return (*TREES, *kinds())
+    """The search halves a system name may have: the kinds that search the trained index (EHI's
+    tree, plain and over PQ codes), then every kind built over embeddings."""
+    return tuple(kind.name for kind in entries())
+
+
+def entries(plugins: bool = True) -> tuple[AnnKind, ...]:
+    """Every registered entry in :func:`searches` order; ``plugins`` False: those registered so
+    far, without importing the plugin modules (what a module reads at its own import)."""
+    if plugins:
+        load_plugins()
+    return (*(k for k in _REGISTRY.values() if k.from_index), *(k for k in _REGISTRY.values() if not k.from_index))
 
 
 def system_pattern(encoders=ENCODERS) -> str:
@@ -173,23 +202,23 @@ def check_systems(systems, key: str = "search.systems", encoders=ENCODERS) -> No
     if bad:
         raise ConfigError(f"config {key}: unknown system(s) {bad}; a system is {{encoder}}+{{search}} with "
                           f"encoder in {list(encoders)} and search in {list(searches())}")
-    # only EHI trains a tree: pre+tree or de+tree-pq would wait for an index no rule can build
-    treeless = [s for s in systems if s.split("+", 1)[1] in TREES and s.split("+", 1)[0] != "ehi"]
-    if treeless:
-        raise ConfigError(f"config {key}: {treeless} search a tree, which only EHI trains; use ehi+tree or "
-                          f"ehi+tree-pq, or another search (exact, faiss-ivf, ...) for the {sorted({s.split('+')[0] for s in treeless})} encoder(s)")
+    # a kind may search one encoder's artefact only (EHI's tree index): de+tree would wait for an
+    # index no rule can build
+    for search in dict.fromkeys(s.split("+", 1)[1] for s in systems):
+        kind = ann_kind(search)
+        wrong = [s for s in systems if s.split("+", 1)[1] == search and kind.encoders
+                 and s.split("+", 1)[0] not in kind.encoders]
+        if wrong:
+            what = "a tree index (rule ehi_index)" if kind.from_index else f"{search!r}"
+            raise ConfigError(f"config {key}: {wrong} search {what}, which only the {'/'.join(kind.encoders)} "
+                              f"encoder has; use {' or '.join(e + '+' + search for e in kind.encoders)}, or another "
+                              f"search (exact, faiss-ivf, ...) for the {sorted({s.split('+')[0] for s in wrong})} encoder(s)")
 
 
 def rule_settings(search_section: dict, system: str) -> dict:
     """The search keys one system's search reads, keys sorted: the search rule's params, so a change
     to ``hnsw_M`` reruns the HNSW searches only and reordering the section reruns nothing."""
-    search = system.split("+", 1)[1]
-    if search == TREE:
-        keys = COMMON_SETTINGS + TREE_SETTINGS
-    elif search == TREE_PQ:
-        keys = COMMON_SETTINGS + TREE_SETTINGS + PQ_SETTINGS
-    else:
-        keys = ann_kind(search).rule_settings_keys()
+    keys = ann_kind(system.split("+", 1)[1]).rule_settings_keys()
     # these enter only when set, so runs that keep their defaults keep their params
     return canonical({key: search_section[key] for key in keys
                       if key in search_section
@@ -202,6 +231,8 @@ def build_searcher(kind: str, emb: np.ndarray, **params) -> Searcher:
     Unknown keywords fail loudly (a typo in a config must not silently build the default index).
     """
     entry = ann_kind(kind)
+    if entry.from_index:
+        raise ValueError(f"{kind!r} searches a trained tree index, not embeddings: load it with {entry.from_index}")
     return entry.searcher_class().build(emb, **dict(entry.build_defaults), **params)
 
 
@@ -226,7 +257,7 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["KINDS", "TREE", "TREE_PQ", "TREES", "AnnKind", "Searcher", "SearchResult", "ann_kind", "build_searcher", "check_systems",
+__all__ = ["KINDS", "AnnKind", "Searcher", "SearchResult", "ann_kind", "build_searcher", "check_systems", "entries",
            "kinds", "load_searcher", "log_grid", "register_kind", "rule_settings", "searches",
            "system_pattern"]
 

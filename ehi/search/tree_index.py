@@ -5,7 +5,9 @@ leaves exactly (inner product) and keeps the top k; it runs in FAISS (:meth:`EHI
 torch only trains the tree and assigns the documents. Documents are stored sorted by leaf, so a
 leaf's documents are one contiguous slice ``offsets[leaf]:offsets[leaf + 1]`` (CSR); ``perm``
 maps a sorted position back to the corpus row. On disk: ``index.safetensors`` + ``index.json``
-next to the tree's ``indexer.safetensors`` + ``indexer.json``: no pickle, no training code.
+next to the tree's ``indexer.safetensors`` + ``indexer.json``, and the index's FAISS export
+``index.faiss`` (+ ``.json``, ``.router.safetensors``; :mod:`ehi.search.exported`), which every
+search loads as written: no pickle, no training code, nothing rebuilt per search.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ehi.model.tree import TreeIndexer, check_leaves_fit, load_indexer
 from ehi.search.route import NumpyRouter
 
 FORMAT_VERSION = 1
+EXPORT_FILE = "index.faiss"  # the FAISS export in the index folder, beside its sidecar and router
 DTYPES = {"doc_emb": torch.float32, "offsets": torch.int64, "perm": torch.int64}  # as EHIIndex.save writes
 
 
@@ -114,8 +117,10 @@ class EHIIndex:
         return self._searcher.routing_units(beam)
 
     def save(self, out_dir: str | os.PathLike) -> Path:
-        """Write the index directory atomically (a crash leaves the old one or none)."""
+        """Write the index directory atomically (a crash leaves the old one or none), with its
+        FAISS export (:data:`EXPORT_FILE`, exact leaves, ids = corpus rows)."""
         with atomic_dir(out_dir) as tmp:
+            self.searcher().write(tmp / EXPORT_FILE)
             tensors = {"doc_emb": self.doc_emb, "offsets": torch.as_tensor(self.offsets),
                        "perm": torch.as_tensor(self.perm)}
             save_file(tensors, str(tmp / "index.safetensors"))

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from ehi.evaluate.sweep import beam_grid, search_system, split_rows
+from ehi.evaluate.sweep import search_system, split_rows
+from ehi.search.tree_search import beam_grid
 from ehi.model.tree import TreeIndexer
 from ehi.search.config import SearchConfig
 from ehi.search.tree_index import EHIIndex

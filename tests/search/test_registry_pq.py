@@ -1,7 +1,7 @@
 """Issue 16's compressed searches in the registry: faiss-ivfpq an AnnKind, tree-pq a tree search."""
 
 from ehi.search.config import SearchConfig
-from ehi.search.registry import TREE_PQ, ann_kind, check_systems, rule_settings, searches
+from ehi.search.registry import ann_kind, check_systems, rule_settings, searches
 
 
 def test_ivfpq_grid_combines_lists_with_the_configured_codes():
@@ -18,7 +18,7 @@ def test_pq_defaults_are_search_config_defaults():
 
 
 def test_tree_pq_is_a_search_with_its_rule_params():
-    assert TREE_PQ in searches()
+    assert "tree-pq" in searches() and ann_kind("tree-pq").from_index
     check_systems(["ehi+tree-pq", "de+faiss-ivfpq"])
     section = {**vars(SearchConfig()), "hnsw_M": [4]}
     assert set(rule_settings(section, "ehi+tree-pq")) == {"k", "batch_size", "threads", "ehi_beams",

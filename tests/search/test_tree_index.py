@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch
 
+from ehi.search.exported import load_export
 from ehi.search.tree_index import EHIIndex
 from ehi.model.tree import TreeIndexer
 
@@ -82,11 +83,14 @@ def test_save_load_search_is_identical(setup, tmp_path):
     index, _, queries = setup
     index.save(tmp_path / "index")
     assert sorted(p.name for p in (tmp_path / "index").iterdir()) == [
-        "index.json", "index.safetensors", "indexer.json", "indexer.safetensors"]
+        "index.faiss", "index.faiss.json", "index.faiss.router.safetensors", "index.json", "index.safetensors",
+        "indexer.json", "indexer.safetensors"]
     loaded = EHIIndex.load(tmp_path / "index")
+    export = load_export(tmp_path / "index" / "index.faiss")  # what the pipeline's tree searches load
     for beam in (1, 3, 16):
-        for x, y in zip(index.search(queries, beam, K), loaded.search(queries, beam, K)):
+        for x, y, z in zip(index.search(queries, beam, K), loaded.search(queries, beam, K), export.search(queries, K, beam)):
             np.testing.assert_array_equal(x, y)
+            np.testing.assert_array_equal(x, z)
     index.save(tmp_path / "index")  # overwriting an existing index works
     assert EHIIndex.load(tmp_path / "index").n_docs == N
 

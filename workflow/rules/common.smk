@@ -13,7 +13,7 @@ from ehi.data.manifest import check_manifest
 from ehi.core.config import canonical
 from ehi.core.config_schema import variant_columns, variant_key_order
 from ehi.train.model_keys import model_settings
-from ehi.search.registry import rule_settings
+from ehi.search.registry import ann_kind, rule_settings
 from ehi.evaluate.variant_systems import resolve as resolve_variant_systems
 from ehi.evaluate.seeds import setting_replicas, split_replica
 
@@ -153,7 +153,7 @@ def search_inputs(wildcards):
     model, method = wildcards.system.split("+")
     emb = f"{R}/{wildcards.variant}/{model}/emb"
     inputs = {"data": DATA_FILES, "corpus": f"{emb}/corpus.npy", "queries": f"{emb}/queries.npy"}
-    if method in ("tree", "tree-pq"):
+    if ann_kind(method).from_index:  # a search of the trained tree index (EHI's tree), not of embeddings
         inputs["index"] = f"{R}/{wildcards.variant}/ehi/index"
     if "lists_from_leaf_count" in search_settings(wildcards):  # the grid the tree's leaf count came from
         inputs["leaf_count"] = LEAF_COUNT
