@@ -8,6 +8,7 @@ from snakemake.utils import min_version, validate
 from ehi.core.config_files import read_config_files
 from ehi.core.config_schema import validate_config
 from ehi.core.errors import exit_on_user_error
+from ehi.search.factory_kinds import register_factories
 from ehi.search.registry import check_systems, system_pattern
 from ehi.core.kernels import pin_kernels
 
@@ -49,9 +50,11 @@ if config.get("datasets"):
 else:
 
     # the schema (one line naming the key; fills the defaults), then system names against the ANNS
-    # registry (plugins included; ehi/core/plugins.py), not a typed list
+    # registry (plugins and the config's FAISS factories included, the latter exported to every job:
+    # ehi/core/plugins.py, ehi/search/factory_kinds.py), not a typed list
     with exit_on_user_error("snakemake"):
         validate_config(config, SCHEMA, validate, CONFIG_FILES)
+        register_factories(config["search"]["faiss_factories"])
         check_systems(config["search"]["systems"], "search.systems")
         check_systems(config["ablation_systems"], "ablation_systems", encoders=("de", "ehi"))
 

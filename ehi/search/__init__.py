@@ -1,6 +1,7 @@
 """Searching an index at a budget: ``base`` (the Searcher contract), ``config`` (the ``search``
 section), ``registry`` (every search kind, EHI's tree included) with ``faiss_ann``, ``faiss_pq`` and
-``scann_ann`` (the baselines), ``partition`` (a partitioner's lists as a searcher) and ``tune``
+``scann_ann`` (the baselines), ``factory_kinds`` and ``faiss_factory`` (any FAISS index by its
+factory string), ``partition`` (a partitioner's lists as a searcher) and ``tune``
 (build parameters chosen on dev); EHI's tree as ``tree_index`` (leaves plus tree, saved with its
 FAISS export), ``tree_search`` (the tree's registry searches), ``route`` (beam search in numpy),
 ``export``, ``export_files`` and ``exported`` (the index as a FAISS file, EHI's one search path);

@@ -37,3 +37,5 @@ class SearchConfig(Section):
     # below 1, a sweep stops after its first budget costing more than this fraction (of budget_cost;
     # work can pass 1 by routing); at 10^6 a budget past 10% of work costs minutes of a core
     max_frac: float = 1.0
+    # {kind name: FAISS index_factory string}, each a search of its own (ehi.search.factory_kinds)
+    faiss_factories: dict[str, str] = field(default_factory=dict)

@@ -16,7 +16,8 @@ such entries (:mod:`ehi.search.tree_search`), with no case of their own anywhere
 the figures (marker, colours, whether the paper ran it) is in the entry too. A new baseline is one
 module with a :class:`~ehi.search.base.Searcher` plus one :func:`register_kind` call (in a plugin
 module, see :mod:`ehi.core.plugins`, or in ``_BUILTIN``); a new partitioner is one function and
-:func:`ehi.search.partition.partition_kind`.
+:func:`ehi.search.partition.partition_kind`; a FAISS index is a factory string in the config
+(``search.faiss_factories``, :mod:`ehi.search.factory_kinds`).
 
 Classes are named as ``"module:attribute"`` strings and imported on first use: the Snakefile
 imports this module to constrain its ``system`` wildcard, and must not pay for faiss or ScaNN.
@@ -76,6 +77,9 @@ class AnnKind:
     encoders: tuple[str, ...] = ()  # the encoders whose systems it can search; empty: every one
     ehi_search: bool = False  # EHI's own search: drawn on top, asked the tree's significance questions
     colours: tuple[tuple[str, str], ...] = ()  # (encoder, colour) of its systems in every figure
+    # search.* keys that map kind names to settings (search.faiss_factories): the search rule's
+    # params hold this kind's entry only, so editing another kind's entry reruns nothing here
+    keyed_settings: tuple[str, ...] = ()
 
     def colour_of(self, encoder: str) -> str | None:
         return dict(self.colours).get(encoder)
@@ -161,15 +165,23 @@ def register_kind(kind: AnnKind) -> AnnKind:
     return kind
 
 
-def kinds() -> tuple[str, ...]:
-    """Every registered kind built over embeddings, built-in first, then the plugins' in
-    registration order (:func:`searches` adds those that search the trained index)."""
+def _load_extensions() -> None:
+    """The plugins' kinds and the config's FAISS factories (ehi.search.factory_kinds)."""
+    from ehi.search.factory_kinds import load_exported
+
     load_plugins()
+    load_exported()
+
+
+def kinds() -> tuple[str, ...]:
+    """Every registered kind built over embeddings, built-in first, then the plugins' and the
+    factories' in registration order (:func:`searches` adds those that search the trained index)."""
+    _load_extensions()
     return tuple(name for name, kind in _REGISTRY.items() if not kind.from_index)
 
 
 def ann_kind(name: str) -> AnnKind:
-    load_plugins()
+    _load_extensions()
     if name not in _REGISTRY:
         raise ValueError(f"unknown ANNS kind {name!r}; known: {tuple(_REGISTRY)}")
     return _REGISTRY[name]
@@ -185,7 +197,7 @@ def entries(plugins: bool = True) -> tuple[AnnKind, ...]:
     """Every registered entry in :func:`searches` order; ``plugins`` False: those registered so
     far, without importing the plugin modules (what a module reads at its own import)."""
     if plugins:
-        load_plugins()
+        _load_extensions()
     return (*(k for k in _REGISTRY.values() if k.from_index), *(k for k in _REGISTRY.values() if not k.from_index))
 
 
@@ -218,11 +230,15 @@ def check_systems(systems, key: str = "search.systems", encoders=ENCODERS) -> No
 def rule_settings(search_section: dict, system: str) -> dict:
     """The search keys one system's search reads, keys sorted: the search rule's params, so a change
     to ``hnsw_M`` reruns the HNSW searches only and reordering the section reruns nothing."""
-    keys = ann_kind(system.split("+", 1)[1]).rule_settings_keys()
+    kind = ann_kind(system.split("+", 1)[1])
+    keys = kind.rule_settings_keys()
     # these enter only when set, so runs that keep their defaults keep their params
-    return canonical({key: search_section[key] for key in keys
-                      if key in search_section
-                      and (key not in UNLISTED_DEFAULTS or search_section[key] != UNLISTED_DEFAULTS[key])})
+    settings = {key: search_section[key] for key in keys
+                if key in search_section
+                and (key not in UNLISTED_DEFAULTS or search_section[key] != UNLISTED_DEFAULTS[key])}
+    keyed = {key: {kind.name: search_section[key][kind.name]} for key in kind.keyed_settings
+             if kind.name in (search_section.get(key) or {})}
+    return canonical({**settings, **keyed})
 
 
 def build_searcher(kind: str, emb: np.ndarray, **params) -> Searcher:

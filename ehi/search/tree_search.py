@@ -12,11 +12,14 @@ the parameters it was built with).
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from ehi.search.base import log_grid
 from ehi.search.config import SearchConfig
 from ehi.search.tree_index import EXPORT_FILE
+
+log = logging.getLogger(__name__)
 
 
 def export_file(index_dir) -> Path:
@@ -35,10 +38,17 @@ def beam_grid(n_leaves: int, beams=None) -> list[int]:
 
 
 def flat_tree_search(index_dir, settings: SearchConfig):
-    """The tree over exact leaves: the index's FAISS export, loaded as written (nothing rebuilt)."""
+    """The tree over exact leaves: the index's FAISS export, loaded as written (nothing rebuilt).
+    An index folder without one (written by an ``ehi_index`` that did not export) is built into
+    the same searcher in memory, as :meth:`~ehi.search.tree_index.EHIIndex.save` would have."""
     from ehi.search.exported import load_export
+    from ehi.search.tree_index import EHIIndex
 
-    searcher = load_export(export_file(index_dir))
+    if export_file(index_dir).is_file():
+        searcher = load_export(export_file(index_dir))
+    else:
+        log.info("%s: no %s; building it from the index (rule ehi_index writes it)", index_dir, EXPORT_FILE)
+        searcher = EHIIndex.load(index_dir).searcher()
     searcher.set_threads(settings.threads)
     n_leaves = int(searcher.meta["n_leaves"])
     return "beam", beam_grid(n_leaves, settings.ehi_beams), searcher, {"n_leaves": n_leaves}
