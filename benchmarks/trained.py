@@ -15,8 +15,8 @@ built on DE's embeddings when the run trained DE (``de+``) and otherwise on EHI'
 Every system is swept over its budget on the test queries; each point gets nDCG@10 and Recall@100
 (the evaluation's ranx metrics, graded judgements), Recall@100 against exact search on the same
 encoder, and, in ``rounds`` interleaved rounds, batched QPS and single-query p50/p99
-(:func:`benchmarks.search.time_point`). ``ehi+tree`` is timed through its FAISS export
-(:meth:`EHIIndex.searcher`), the search path of the pipeline, ``ehi search`` and ``ehi.load_index``.
+(:func:`benchmarks.search.time_point`). A tree is loaded as the search rule loads it (its registry
+entry's ``from_index``, :mod:`ehi.search.tree_search`): ``ehi+tree`` is the index folder's FAISS export.
 Systems are matched at equal nDCG@10 and at equal Recall@10 (:mod:`benchmarks.trained_report`),
 and :mod:`benchmarks.trained_costs` records what each costs to build and hold (and a tree to train).
 At scale ``--lists`` fixes the peers' list counts (the pipeline's own ``search.ivf_nlist`` /
@@ -37,8 +37,8 @@ from ehi.data.dataset import Dataset
 from ehi.evaluate.metrics import ranked_rows_metrics
 from ehi.evaluate.seeds import replica, split_replica
 from ehi.evaluate.sweep import split_rows
-from ehi.search.registry import build_searcher
-from ehi.search.tree_index import EHIIndex
+from ehi.core.plugins import resolve
+from ehi.search.registry import ann_kind, build_searcher
 from ehi.search.config import SearchConfig
 from ehi.search.tune import default_grid, neighbor_recall, tune_on_dev
 
@@ -139,11 +139,12 @@ def _build(name: str, method: str, folder: Path, docs: np.ndarray, dev_queries: 
            settings: SearchConfig | None):
     """One system's searcher: a tree through its FAISS export, a peer dev-tuned as the search rule
     tunes it (a grid of one point is built once, untuned)."""
-    if method in ("tree", "tree-pq"):
-        index = EHIIndex.load(folder / "index")
-        return index.searcher() if method == "tree" else index.searcher(pq_m=docs.shape[1] // 2, **PQ)
     if SAME_LISTS.fullmatch(method):
         return build_searcher("faiss-ivf", docs, nlist=int(SAME_LISTS.fullmatch(method).group(1)))
+    kind = ann_kind(method)
+    if kind.from_index:  # a search of the trained index, loaded as the search rule loads it
+        codes = SearchConfig(pq_m=docs.shape[1] // 2, pq_nbits=PQ["nbits"], pq_rerank=PQ["rerank"])
+        return resolve(kind.from_index)(folder / "index", codes)[2]
     grid = default_grid(method, len(docs), settings)
     if method == "faiss-ivfpq":
         grid = [{**g, "m": docs.shape[1] // 2, **PQ} for g in grid]

@@ -62,6 +62,7 @@ class EHIIndex:
         self.offsets = np.asarray(offsets, dtype=np.int64)  # (L + 1,)
         self.perm = np.asarray(perm, dtype=np.int64)  # (N,) sorted position -> corpus row
         self._searcher = None
+        self._export: Path | None = None  # the folder's FAISS export, when loaded from one with it
 
     @classmethod
     def build(cls, doc_emb: np.ndarray, indexer: TreeIndexer, batch_size: int = 4096) -> "EHIIndex":
@@ -100,21 +101,28 @@ class EHIIndex:
 
     def search(self, query_emb: np.ndarray, beam: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Top-k documents of each query (nq, d) among the leaves its beam visits, through
-        :meth:`searcher` (built on the first call, then kept).
+        :meth:`searcher` (on the first call the folder's saved export is loaded, or, for an index
+        built in memory, the searcher built; then kept).
 
         Returns rows (nq, k) int64 corpus row positions (-1 pads queries with fewer candidates),
         scores (nq, k) float32 exact inner products (-inf where padded) and n_scored (nq,) int64,
         the number of documents scored = the summed sizes of the visited leaves.
         """
-        if self._searcher is None:
-            self._searcher = self.searcher()
-        return self._searcher.search(query_emb, k, beam)
+        return self._kept_searcher().search(query_emb, k, beam)
 
     def routing_units(self, beam: int) -> int:
         """Router inner products one query's search at ``beam`` computes (:mod:`ehi.core.work`)."""
+        return self._kept_searcher().routing_units(beam)
+
+    def _kept_searcher(self):
         if self._searcher is None:
-            self._searcher = self.searcher()
-        return self._searcher.routing_units(beam)
+            if self._export is not None:
+                from ehi.search.exported import load_export
+
+                self._searcher = load_export(self._export)
+            else:
+                self._searcher = self.searcher()
+        return self._searcher
 
     def save(self, out_dir: str | os.PathLike) -> Path:
         """Write the index directory atomically (a crash leaves the old one or none), with its
@@ -147,6 +155,8 @@ class EHIIndex:
             NumpyRouter.from_indexer(index.indexer)
         except SearchIndexError as err:
             raise SearchIndexError(f"{src / 'indexer.safetensors'}: {err}") from None
+        if (src / EXPORT_FILE).is_file():
+            index._export = src / EXPORT_FILE
         return index
 
     def check_consistent(self, where) -> None:

@@ -86,11 +86,15 @@ def test_save_load_search_is_identical(setup, tmp_path):
         "index.faiss", "index.faiss.json", "index.faiss.router.safetensors", "index.json", "index.safetensors",
         "indexer.json", "indexer.safetensors"]
     loaded = EHIIndex.load(tmp_path / "index")
+    loaded.searcher = lambda **_: pytest.fail("a loaded index searches its saved export, not a rebuilt one")
     export = load_export(tmp_path / "index" / "index.faiss")  # what the pipeline's tree searches load
     for beam in (1, 3, 16):
         for x, y, z in zip(index.search(queries, beam, K), loaded.search(queries, beam, K), export.search(queries, K, beam)):
             np.testing.assert_array_equal(x, y)
             np.testing.assert_array_equal(x, z)
+    (tmp_path / "index" / "index.faiss").unlink()  # an index folder without its export: built in memory
+    for x, y in zip(index.search(queries, 3, K), EHIIndex.load(tmp_path / "index").search(queries, 3, K)):
+        np.testing.assert_array_equal(x, y)
     index.save(tmp_path / "index")  # overwriting an existing index works
     assert EHIIndex.load(tmp_path / "index").n_docs == N
 
