@@ -1,9 +1,15 @@
 """ehi installs into an existing environment: `dependencies` name compatible ranges (another torch 2.x,
 a CUDA build, is kept), the exact tested set is constraints.txt, test-only readers sit in [test]
-and the SLURM executor in [slurm]."""
+and the SLURM executor in [slurm]; pip, asked to install ehi beside a torch 2.x, keeps it."""
 
+import json
+import os
 import re
+import subprocess
+import sys
+import sysconfig
 import tomllib
+import venv
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -39,3 +45,32 @@ def test_constraints_pin_every_runtime_dependency_within_its_range():
     for name, requirement in RUNTIME.items():
         assert name in pins, f"constraints.txt pins no {name}"
         assert requirement.specifier.contains(pins[name], prereleases=True), (name, pins[name], str(requirement))
+
+
+def _pip_would_install(torch_version: str, tmp_path) -> subprocess.CompletedProcess:
+    """``pip install --dry-run -e .`` into a fresh environment that sees this one's packages (a .pth
+    file) but has torch ``torch_version`` installed in front of them (its metadata only): pip's own
+    resolver, offline and without this machine's pip config, says what it would install."""
+    env_dir = tmp_path / "env"
+    venv.create(env_dir, with_pip=False)
+    python = env_dir / "bin" / "python"
+    site = Path(subprocess.check_output([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                        text=True).strip())
+    (site / "host.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    dist = site / f"torch-{torch_version}.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: torch\nVersion: {torch_version}\n")
+    (dist / "RECORD").write_text("")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")} | {"PIP_CONFIG_FILE": os.devnull}
+    return subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--dry-run", "--no-index",
+                           "--no-build-isolation", "--quiet", "--report", "-", "-e", str(REPO)],
+                          capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_pip_install_e_keeps_the_torch_2_an_environment_has(tmp_path):
+    kept = _pip_would_install("2.5.1", tmp_path / "kept")
+    assert kept.returncode == 0, kept.stderr[-2000:]
+    assert [i["metadata"]["name"] for i in json.loads(kept.stdout)["install"]] == ["ehi"]  # torch 2.5.1 stays
+    replaced = _pip_would_install("1.13.1", tmp_path / "replaced")  # outside the range: pip must fetch a torch
+    assert replaced.returncode != 0, replaced.stdout[-2000:]
+    assert "No matching distribution found for torch" in replaced.stderr, replaced.stderr[-2000:]
