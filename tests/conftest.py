@@ -29,3 +29,17 @@ def tiny_dataset():
     from ehi.data.synthetic import SyntheticConfig, generate
 
     return generate(SyntheticConfig(n_docs=200, n_queries=60, n_topics=2, n_subtopics=4))
+
+
+@pytest.fixture(scope="session")
+def test_config_run(tmp_path_factory):
+    """The test config's whole DAG, once per session (tests/workflow/runs.py): its working folder,
+    console and the style facts of the figures it drew."""
+    import sys
+
+    sys.path.insert(0, str(REPO_ROOT / "tests" / "workflow"))
+    from runs import load_run, run_test_config
+
+    if os.environ.get("EHI_TEST_CONFIG_RUN"):  # a finished run's folder, reused (tests/workflow/runs.py)
+        return load_run(Path(os.environ["EHI_TEST_CONFIG_RUN"]))
+    return run_test_config(tmp_path_factory.mktemp("test_config"))

@@ -120,15 +120,27 @@ def _printed(cell: str) -> str:
     return cell.strip()
 
 
+_SIZE_RE = re.compile("|".join(re.escape(s) for s, _ in SIZES[1:]) + r"(?![a-z])")
+_SEP_RE = re.compile(r"\\setlength\{\\tabcolsep\}\{([\d.]+)pt\}")
+_TABLE_START = re.compile(r"\\begin\{table\}|\\begingroup")
+
+
+def _settings(preamble: str) -> tuple[float, float]:
+    """The scale and ``\\tabcolsep`` the last size command and setlength of ``preamble`` set."""
+    sizes, seps = _SIZE_RE.findall(preamble), _SEP_RE.findall(preamble)
+    return dict(SIZES).get(sizes[-1] if sizes else "", 1.0), float(seps[-1]) if seps else 6.0
+
+
 def tex_widths(text: str) -> list[float]:
-    """The width in pt of every tabular and longtable in ``text`` (a file table_tex wrote): its
-    size command and ``\\tabcolsep`` applied, a ``p{..pt}`` column at its width (or its longest
-    word, if wider), every other column at its widest cell."""
-    scale = dict(SIZES).get(next((s for s, _ in SIZES[1:] if s in text), ""), 1.0)
-    sep = float(m.group(1)) if (m := re.search(r"\\setlength\{\\tabcolsep\}\{([\d.]+)pt\}", text)) else 6.0
+    """The width in pt of every tabular and longtable in ``text`` (a file table_tex wrote), each
+    under its own table's size command and ``\\tabcolsep`` (a file of several tables sets each
+    its own): a ``p{..pt}`` column at its width (or its longest word, if wider), every other
+    column at its widest cell."""
     out = []
     for env in re.finditer(r"\\begin\{(tabular|longtable)\}(?:\[\w\])?\{((?:[^{}]|\{[^{}]*\})*)\}(.*?)\\end\{\1\}",
                            text, re.S):
+        starts = [m.start() for m in _TABLE_START.finditer(text, 0, env.start())]
+        scale, sep = _settings(text[starts[-1] if starts else 0: env.start()])
         specs = re.findall(r"p\{([\d.]+)pt\}|[lcr]", env.group(2))
         widths = [float(p) if p else 0.0 for p in specs]
         for line in env.group(3).splitlines():

@@ -29,6 +29,18 @@ def test_widths_follow_cmr10():
     assert tex_widths(table) == [pytest.approx(2 * 8.33 + 2 * 5.0 + 4 * 6.0)]  # widest cells + 2 tabcolsep each
 
 
+def test_each_table_of_a_file_is_measured_under_its_own_size_and_separation():
+    """A cross-dataset file holds a table per metric and budget, each set at its own size: the
+    second table's \\scriptsize and 4 pt must not be applied to the first, nor the first's to it."""
+    wide = pd.DataFrame({"system": ["ehi+tree"], "note": ["-0.111 vs ehi+faiss-hnsw (p_adj 0.002) * " * 2]})
+    narrow = pd.DataFrame({"system": ["ehi+tree"], "value": [0.5]})
+    first, second = table_tex(narrow, label="tab:a"), table_tex(wide, label="tab:b")
+    assert r"\scriptsize" not in first and "6pt" in first
+    alone = tex_widths(first) + tex_widths(second)
+    assert tex_widths(first + "\n" + second) == alone and tex_widths(second + "\n" + first) == alone[::-1]
+    assert alone[0] == pytest.approx(text_width("ehi+tree") + text_width("0.5000") + 4 * 6.0)
+
+
 @pytest.mark.parametrize("shape", ["wide", "long", "wordy"])
 def test_a_rendered_table_fits_the_text_width(shape):
     rng = np.random.default_rng(0)

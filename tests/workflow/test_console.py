@@ -1,6 +1,8 @@
 """A rule script's console: its own stderr (C libraries writing to descriptor 2, Python warnings,
-INFO lines) goes to the job's log file; the console keeps its warnings, errors and stdout."""
+INFO lines) goes to the job's log file; the console keeps its warnings, errors and stdout. And the
+console of the test config's whole run (the session's one run): short, with progress in each epoch."""
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -41,3 +43,32 @@ def test_an_error_still_reaches_the_console_as_one_line(tmp_path, repo_root):
     assert proc.returncode == 1
     assert proc.stderr.splitlines()[-1].endswith("toy ERROR corpus.parquet: no rows")
     assert "corpus.parquet: no rows" in (tmp_path / "job.log").read_text()
+
+
+# Snakemake's own console lines (its banner, job headers and their indented details, progress, job
+# stats, the closing lines): everything else a run prints comes from its jobs
+SNAKEMAKE_LINE = re.compile(r"""^(
+    | \s.*                                          # a job's input:/output:/reason: ..., the banner's fields
+    | \[\w{3}\ \w{3}\s+\d+\ [\d:]+\ \d{4}\]         # a job's start or end time
+    | (local)?(rule|checkpoint)\ \S+:
+    | Finished\ job.* | \d+\ of\ \d+\ steps\ \(\d+%\)\ done
+    | Select\ jobs\ to\ execute\.\.\. | Execute\ \d+\ jobs\.\.\. | Building\ DAG\ of\ jobs\.\.\.
+    | Using\ shell:.* | Provided\ cores:.* | Rules\ claiming\ more\ threads.* | Assuming\ unrestricted.*
+    | Job\ stats: | job\s+count | -+\s+-+ | \S+\s+\d+ | SNAKEMAKE | =+ | host:.* | Conda\ environments:.*
+    | Complete\ log.* | Elapsed\ time:.* | Removing\ temporary\ output.* | Touching\ output.*
+)$""", re.X)
+CONSOLE_BUDGET = 150  # lines of the jobs' own on the test config's console (issue 39)
+
+
+def test_the_test_config_console_is_short_and_shows_progress_within_each_epoch(test_config_run):
+    """The session's run of the test config (tests/workflow/runs.py): besides Snakemake's own, its
+    console is at most CONSOLE_BUDGET lines (no FAISS training-point warnings or absl lines, no
+    doubled WARNING), and training prints progress within its epochs."""
+    ours = [line for line in test_config_run.console if not SNAKEMAKE_LINE.match(line)]
+    assert len(ours) <= CONSOLE_BUDGET, f"{len(ours)} lines besides Snakemake's:\n" + "\n".join(ours)
+    text = "\n".join(ours)
+    for noise in ("please provide at least", "absl", "WARNING WARNING", "NumbaDeprecation"):
+        assert noise not in text, noise
+    within = [line for line in ours if re.search(r"train \w+: epoch \d+/\d+ step \d+/\d+ .*steps/s, .* left", line)]
+    assert within, "no progress line within an epoch:\n" + text
+    assert any(re.search(r"train \w+: epoch \d+/\d+ loss=", line) for line in ours)  # and each epoch's line

@@ -88,11 +88,9 @@ def test_data_target_of_the_default_config_writes_its_three_tables(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def test_run(tmp_path_factory):
-    """The whole DAG on the test config (tiny random encoder), once for the tests below."""
-    workdir = tmp_path_factory.mktemp("run")
-    snakemake("all", "--cores", "2", "--configfile", TEST_CONFIG, workdir=workdir)
-    return workdir
+def test_run(test_config_run):
+    """The whole DAG on the test config (tiny random encoder): the session's one run (tests/conftest.py)."""
+    return test_config_run.workdir
 
 
 def test_data_stage_writes_the_three_tables_in_their_schemas(test_run):
@@ -149,6 +147,54 @@ def test_trec_run_files_with_their_qrels_give_the_per_query_ndcg(test_run):
         got = {m.query_id: m.value for m in ir_measures.iter_calc([ir_measures.nDCG @ 10], qrels,
                                                                    ir_measures.read_trec_run(str(path)))}
         assert [got.get(q, 0.0) for q in want.query_id] == pytest.approx(want.value.tolist(), abs=1e-12)
+
+
+def test_trec_eval_with_c_on_the_runs_gives_the_pipelines_summary(test_run):
+    """trec_eval's own code (pytrec_eval) on every system's TREC files and the qrels beside them:
+    the mean over every qrels query (trec_eval -c, 0 for a query the run lacks) is the summary's
+    nDCG@10 at that budget; without -c (mean over the run's queries) it is not, where a judged query
+    retrieved nothing."""
+    import pytrec_eval
+
+    trec = test_run / "resources" / "test" / "main" / "runs" / "trec"
+    summary = pd.read_parquet(test_run / "results" / "test" / "main" / "summary.parquet")
+    summary = summary[summary.metric == "ndcg@10"]
+    checked = left_out = 0
+    for folder in sorted(trec.iterdir()):
+        qrels = {}
+        for line in (folder / "qrels.txt").read_text().splitlines():
+            query, _, doc, relevance = line.split()
+            qrels.setdefault(query, {})[doc] = int(relevance)
+        evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"})
+        for path in sorted(folder.glob("*.trec")):
+            run = {}
+            for line in path.read_text().splitlines():
+                query, _, doc, _, score, _ = line.split()
+                run.setdefault(query, {})[doc] = float(score)
+            per_query = [m["ndcg_cut_10"] for m in evaluator.evaluate(run).values()]
+            param, value = path.stem.split("=")
+            want = summary[(summary.system == folder.name) & (summary.budget_param == param)
+                           & (summary.budget_value == float(value))].value
+            assert len(want) == 1, (folder.name, path.name)
+            assert sum(per_query) / len(qrels) == pytest.approx(want.iloc[0], abs=1e-9), (folder.name, path.name)
+            checked += 1
+            if len(per_query) < len(qrels):  # plain trec_eval: the run's queries only, higher
+                left_out += 1
+                assert sum(per_query) / len(per_query) > want.iloc[0] or want.iloc[0] == 0
+    assert checked == summary.groupby(["system", "budget_value"]).ngroups and left_out > 0
+
+
+def test_weights_and_indexes_are_readable_by_others(test_run):
+    """The safetensors weights, indexes and trainer states get the mode of every other output, 0666
+    less the umask (0644 under the usual 022), so a colleague on a shared file system loads them."""
+    import stat
+
+    umask = os.umask(0)
+    os.umask(umask)
+    weights = [p for p in (test_run / "resources").rglob("*.safetensors") if p.is_file()]
+    assert {p.name for p in weights} >= {"model.safetensors", "index.safetensors", "trainer_state.safetensors"}
+    modes = {str(p.relative_to(test_run)): stat.S_IMODE(p.stat().st_mode) for p in weights}
+    assert set(modes.values()) == {0o666 & ~umask}, {k: oct(v) for k, v in modes.items()}
 
 
 def test_tables_with_results_missing_names_them_instead_of_failing(tmp_path):
