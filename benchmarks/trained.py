@@ -52,7 +52,6 @@ log = logging.getLogger(__name__)
 TREES = {"ehi+tree": "main", "ehi-warm+tree": "indexer_init~kmeans", "ehi+tree-pq": "main"}
 PEER_METHODS = ("faiss-ivf", "faiss-hnsw", "scann", "scann-ah", "faiss-ivfpq")
 PEERS = tuple(f"de+{m}" for m in PEER_METHODS)  # of a run that trained DE
-SAME_LISTS = report.SAME_LISTS
 PQ = {"nbits": 4, "rerank": 1000}
 K = 100
 
@@ -140,8 +139,9 @@ def _build(name: str, method: str, folder: Path, docs: np.ndarray, dev_queries: 
            settings: SearchConfig | None):
     """One system's searcher: a tree through its FAISS export, a peer dev-tuned as the search rule
     tunes it (a grid of one point is built once, untuned)."""
-    if SAME_LISTS.fullmatch(method):
-        return build_searcher("faiss-ivf", docs, nlist=int(SAME_LISTS.fullmatch(method).group(1)))
+    same_lists = report.SAME_LISTS.fullmatch(method)
+    if same_lists:
+        return build_searcher("faiss-ivf", docs, nlist=int(same_lists.group(1)))
     kind = ann_kind(method)
     if kind.from_index:  # a search of the trained index, loaded as the search rule loads it
         codes = SearchConfig(pq_m=docs.shape[1] // 2, pq_nbits=PQ["nbits"], pq_rerank=PQ["rerank"])

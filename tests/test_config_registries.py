@@ -13,10 +13,10 @@ import pytest
 from ehi.config_checks import check_config
 from ehi.core.plugins import resolve
 from ehi.train.losses import names as loss_names
+from tests.plugins.loading import PLUGIN_DIR, loaded_plugin
 from tests.test_config_checks import SCHEMA, config, refused
 
 REPO = Path(__file__).resolve().parents[1]
-PLUGIN_DIR = REPO / "tests" / "plugins"
 PLUGIN = "ehi_toy_loss_source"
 BUILTIN_LOSSES = "triplet, infonce, softmax, decoupled_softmax, soft_topk"
 BUILTIN_SOURCES = "synthetic, beir, embeddings, scifact, fiqa, nfcorpus, msmarco, nq320k, lf-amazontitles-131k"
@@ -25,19 +25,12 @@ BUILTIN_SOURCES = "synthetic, beir, embeddings, scifact, fiqa, nfcorpus, msmarco
 @pytest.fixture
 def toy_plugin(monkeypatch):
     """The toy plugin loaded into this process; its registrations removed afterwards."""
-    from ehi.core import plugins
     from ehi.data import sources
     from ehi.train.losses import registry
 
-    monkeypatch.syspath_prepend(str(PLUGIN_DIR))
-    monkeypatch.setenv(plugins.ENV, PLUGIN)
-    plugins.load_plugins()
-    yield
-    registry.SIAMESE_LOSSES.pop("toy-hinge", None)
-    loss_names._TARGETS.pop("toy-hinge", None)
-    sources.SOURCES.pop("toy-beir", None)
-    plugins._loaded.remove(PLUGIN)
-    sys.modules.pop(PLUGIN, None)
+    with loaded_plugin(monkeypatch, PLUGIN, [(registry.SIAMESE_LOSSES, "toy-hinge"), (loss_names._TARGETS, "toy-hinge"),
+                                             (sources.SOURCES, "toy-beir")]):
+        yield
 
 
 def beir_copy(root: Path, splits=("train", "dev", "test")) -> Path:

@@ -22,11 +22,6 @@ from ehi.search.tree_index import EXPORT_FILE
 log = logging.getLogger(__name__)
 
 
-def export_file(index_dir) -> Path:
-    """The FAISS export :meth:`~ehi.search.tree_index.EHIIndex.save` writes in the index folder."""
-    return Path(index_dir) / EXPORT_FILE
-
-
 def beam_grid(n_leaves: int, beams=None) -> list[int]:
     """EHI's beams: the configured ones, else a log-spaced grid from 1 to every leaf."""
     if beams:
@@ -44,8 +39,9 @@ def flat_tree_search(index_dir, settings: SearchConfig):
     from ehi.search.exported import load_export
     from ehi.search.tree_index import EHIIndex
 
-    if export_file(index_dir).is_file():
-        searcher = load_export(export_file(index_dir))
+    export = Path(index_dir) / EXPORT_FILE
+    if export.is_file():
+        searcher = load_export(export)
     else:
         log.info("%s: no %s; building it from the index (rule ehi_index writes it)", index_dir, EXPORT_FILE)
         searcher = EHIIndex.load(index_dir).searcher()

@@ -57,7 +57,7 @@ SNAKEMAKE_LINE = re.compile(r"""^(
     | Job\ stats: | job\s+count | -+\s+-+ | \S+\s+\d+ | SNAKEMAKE | =+ | host:.* | Conda\ environments:.*
     | Complete\ log.* | Elapsed\ time:.* | Removing\ temporary\ output.* | Touching\ output.*
 )$""", re.X)
-CONSOLE_BUDGET = 150  # lines of the jobs' own on the test config's console (issue 39)
+CONSOLE_BUDGET = 150  # lines of the jobs' own a person reads on the test config's console, Snakemake's aside
 
 
 def test_the_test_config_console_is_short_and_shows_progress_within_each_epoch(test_config_run):

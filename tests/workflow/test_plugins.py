@@ -10,26 +10,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.plugins.loading import PLUGIN_DIR, loaded_plugin
+
 REPO = Path(__file__).resolve().parents[2]
-PLUGIN_DIR = REPO / "tests" / "plugins"
 TEST_CONFIG = REPO / "config" / "test" / "test.yaml"
 
 
 @pytest.fixture
 def toy_plugin(monkeypatch):
     """The plugin loaded into this process; its registrations removed afterwards."""
-    from ehi.core import plugins
     from ehi.evaluate import metric_registry
     from ehi.search import registry
 
-    monkeypatch.syspath_prepend(str(PLUGIN_DIR))
-    monkeypatch.setenv(plugins.ENV, "ehi_toy_plugin")
-    plugins.load_plugins()
-    yield
-    registry._REGISTRY.pop("toy-prefix", None)
-    metric_registry._REGISTRY.pop("hit", None)
-    plugins._loaded.remove("ehi_toy_plugin")
-    sys.modules.pop("ehi_toy_plugin", None)
+    with loaded_plugin(monkeypatch, "ehi_toy_plugin", [(registry._REGISTRY, "toy-prefix"),
+                                                       (metric_registry._REGISTRY, "hit")]):
+        yield
 
 
 def test_toy_kind_and_metric_run_through_the_sweep_and_the_metrics(toy_plugin, tiny_dataset):

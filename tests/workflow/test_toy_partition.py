@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.plugins.loading import PLUGIN_DIR, loaded_plugin
+
 REPO = Path(__file__).resolve().parents[2]
-PLUGIN_DIR = REPO / "tests" / "plugins"
 TEST_CONFIG = REPO / "config" / "test" / "test.yaml"
 SYSTEM = "de+toy-partition"
 
@@ -20,16 +21,10 @@ SYSTEM = "de+toy-partition"
 @pytest.fixture
 def toy_partition(monkeypatch):
     """The plugin loaded into this process; its registration removed afterwards."""
-    from ehi.core import plugins
     from ehi.search import registry
 
-    monkeypatch.syspath_prepend(str(PLUGIN_DIR))
-    monkeypatch.setenv(plugins.ENV, "ehi_toy_partition")
-    plugins.load_plugins()
-    yield
-    registry._REGISTRY.pop("toy-partition", None)
-    plugins._loaded.remove("ehi_toy_partition")
-    sys.modules.pop("ehi_toy_partition", None)
+    with loaded_plugin(monkeypatch, "ehi_toy_partition", [(registry._REGISTRY, "toy-partition")]):
+        yield
 
 
 def test_toy_partition_is_tuned_searched_scored_and_styled(toy_partition, tiny_dataset):
