@@ -32,13 +32,17 @@ def markdown_table(df: pd.DataFrame, floatfmt: str = ".4f") -> str:
     return cells.to_markdown(index=False, floatfmt=floatfmt, missingval="–")
 
 
-def render_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", floatfmt: str = ".4f") -> list[Path]:
-    """Write ``df`` as ``stem``.md, .tex and .csv (values are rounded here, never at the source)."""
+def render_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", floatfmt: str = ".4f",
+                 note: str = "", empty: str = "No rows.") -> list[Path]:
+    """Write ``df`` as ``stem``.md, .tex and .csv (values are rounded here, never at the source),
+    ``note`` under the table in words; a table with no rows is its caption and ``empty`` alone."""
     stem = Path(stem)
     outputs = []
+    note = note if len(df) else empty
+    body = markdown_table(df, floatfmt) + (f"\n\n{note}" if note else "") if len(df) else note
     renderers = {
-        ".md": lambda d: (f"{caption}\n\n" if caption else "") + markdown_table(d, floatfmt) + "\n",
-        ".tex": lambda d: table_tex(d, caption, floatfmt, label=f"tab:{stem.name}"),
+        ".md": lambda d: (f"{caption}\n\n" if caption else "") + body + "\n",
+        ".tex": lambda d: table_tex(d, caption, floatfmt, label=f"tab:{stem.name}", note=note),
         ".csv": lambda d: d.to_csv(index=False),
     }
     for suffix, render in renderers.items():

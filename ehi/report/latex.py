@@ -4,7 +4,8 @@ pandas' ``to_latex`` leaves cells, headers and captions as they are unless asked
 and names carry LaTeX's specials (``1%`` starts a comment, ``de_scann`` a subscript outside math
 mode), so everything is escaped here. The check parses the file with pylatexenc (strictly: an
 unbalanced brace or environment fails) and looks for what parses yet breaks a table: a comment
-(an unescaped ``%``), a ``_`` or ``^`` outside math mode, and rows whose cell count is not the
+(an unescaped ``%``), a ``_`` or ``^`` outside math mode, a ``<``, ``>`` or ``|`` outside it
+(LaTeX's default text encoding prints ¡ ¿ —), and rows whose cell count is not the
 column specification's. The tables need ``\\usepackage{booktabs,longtable}``.
 """
 
@@ -15,9 +16,11 @@ import re
 
 import pandas as pd
 
-from ehi.report.latex_fit import LONG_ROWS, layout, text_width, words
+from ehi.report.latex_fit import LONG_ROWS, TEXTHEIGHT, float_height, layout, text_width, words
 
-_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+# OT1, LaTeX's default text encoding, prints < > | as ¡ ¿ —, and utf8 input has no ≤ ≥ in text
+_SPECIALS = {"<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", "≤": r"$\leq$", "≥": r"$\geq$",
+             "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
              "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
 _SPECIAL_RE = re.compile("|".join(re.escape(c) for c in _SPECIALS))
 MISSING = "--"  # an en dash in LaTeX, where nothing was measured
@@ -44,10 +47,15 @@ def _rows(cells: list[list[str]], part: tuple[int, ...], wrap: dict) -> list[str
     return [" & ".join(cell(row, j) for j in part) + r" \\" for row in cells]
 
 
-def table_tex(df: pd.DataFrame, caption: str = "", floatfmt: str = ".4f", label: str = "") -> str:
+def table_tex(df: pd.DataFrame, caption: str = "", floatfmt: str = ".4f", label: str = "", note: str = "") -> str:
     """``df`` as a booktabs table that fits ``\\textwidth`` (:mod:`ehi.report.latex_fit`): centred,
-    with its caption and ``\\label``, every header, cell and the caption escaped; a ``longtable``
-    when it is taller than a page, its columns in parts when no size fits them side by side."""
+    with its caption and ``\\label``, every header, cell and the caption escaped, ``note`` a
+    paragraph under it (or in its place, when ``df`` has no rows); a ``longtable`` when it is taller than a page, its columns in parts when no
+    size fits them side by side."""
+    if df.empty:  # no tabular at all: one with no rows or no columns is an empty box, or does not compile
+        tag = r"\label{" + label + "}" if label else ""
+        return "\n".join([r"\begin{table}[htbp]", r"\centering", r"\caption{" + escape(caption) + "}" + tag,
+                          escape(note or "No rows."), r"\end{table}"]) + "\n"
     header = [str(c) for c in df.columns]
     cells = _cells(df, floatfmt)
     numeric = [pd.api.types.is_numeric_dtype(df[c]) for c in df.columns]
@@ -55,7 +63,7 @@ def table_tex(df: pd.DataFrame, caption: str = "", floatfmt: str = ".4f", label:
     fit = layout([max(text_width(c) for c in col) for col in columns],
                  [max(text_width(w) for c in col for w in words(c)) for col in columns], numeric)
     setup = [line for line in (fit.size, rf"\setlength{{\tabcolsep}}{{{fit.sep:g}pt}}") if line]
-    long = len(cells) > LONG_ROWS
+    long = len(cells) > LONG_ROWS or float_height(f"{caption} {note}", [header, *cells], fit) > TEXTHEIGHT
     lines = [r"\begingroup" if long else r"\begin{table}[htbp]", *([] if long else [r"\centering"]), *setup]
     for i, part in enumerate(fit.parts):
         head = [" & ".join(escape(header[j]) for j in part) + r" \\"]
@@ -70,6 +78,8 @@ def table_tex(df: pd.DataFrame, caption: str = "", floatfmt: str = ".4f", label:
             lines += [*([title] if title and i == 0 else []), *([tag] if tag and i == 0 else []),
                       *([r"\par\medskip"] if i else []), r"\begin{tabular}{" + fit.spec(part, numeric) + "}",
                       r"\toprule", *head, r"\midrule", *_rows(cells, part, fit.wrap), r"\bottomrule", r"\end{tabular}"]
+    if note:  # under the table, in words: a caption says what the table is, not what went wrong
+        lines += [r"\par\smallskip", escape(note)]
     lines.append(r"\endgroup" if long else r"\end{table}")
     return "\n".join(line for line in lines if line) + "\n"
 
@@ -91,6 +101,8 @@ def _walk(nodes, in_math: bool, problems: list[str], text: str) -> None:
             problems.append(f"line {line}: an unescaped % turns the rest of the line into a comment")
         elif isinstance(node, lw.LatexCharsNode) and not in_math and re.search(r"[_^]", node.chars):
             problems.append(f"line {line}: _ or ^ outside math mode in {node.chars.strip()!r}")
+        elif isinstance(node, lw.LatexCharsNode) and not in_math and re.search(r"[<>|]", node.chars):
+            problems.append(f"line {line}: < > or | outside math mode prints as ¡ ¿ or — in {node.chars.strip()!r}")
         elif isinstance(node, lw.LatexMathNode):
             _walk(node.nodelist, True, problems, text)
         elif isinstance(node, lw.LatexEnvironmentNode):

@@ -1,10 +1,15 @@
 """How wide a LaTeX table sets, under a fixed font model, and how to make one fit the page.
 
 The model: Computer Modern Roman at 10 pt (the advance widths of cmr10's TFM, in pt; characters
-it does not list count as a digit, math symbols such as ± and ≤ as a plus sign), scaled by the
-size command, plus 2 ``\\tabcolsep`` a column. The page: the article class's single column at
-10 pt, ``\\textwidth`` = 345 pt; a table of more than :data:`LONG_ROWS` body rows is taller than
-that page and is set as a ``longtable``. :func:`layout` picks, in this order, the largest size
+it does not list count as a digit, math symbols such as ± and ≤ as a plus sign), times the size
+command's factor, plus 2 ``\\tabcolsep`` a column. A size command switches to a font drawn for
+that size (cmr9, cmr8, cmr7), relatively wider than cmr10 scaled down: each factor is the size's
+ratio to 10 pt times the largest ratio, over the characters listed, of that font's TFM width to
+cmr10's scaled (so the model never sets a table narrower than TeX does; the TeX test,
+tests/report/test_latex_tex.py, compiles every committed table and checks these factors against
+the installed fonts). The page: the article class's single column at 10 pt, ``\\textwidth`` =
+345 pt, ``\\textheight`` = 550 pt; a table of more than :data:`LONG_ROWS` body rows, or one whose
+estimated height (:func:`float_height`) is over the page, is set as a ``longtable``. :func:`layout` picks, in this order, the largest size
 and separation at which the table fits; else wraps its text columns (``p{..}``); else splits its
 columns into parts that each fit, repeating the leading text columns in each.
 """
@@ -16,10 +21,18 @@ import re
 from dataclasses import dataclass
 
 TEXTWIDTH = 345.0  # pt
+TEXTHEIGHT = 550.0  # pt
 LONG_ROWS = 40
-SIZES = (("", 1.0), (r"\small", 0.9), (r"\footnotesize", 0.8), (r"\scriptsize", 0.7))
+# (size command, width factor against cmr10, design size in pt, \baselineskip in pt)
+FONTS = (("", 1.0, 10, 12.0), (r"\small", 0.9 * 1.0287, 9, 11.0), (r"\footnotesize", 0.8 * 1.0626, 8, 9.5),
+         (r"\scriptsize", 0.7 * 1.1643, 7, 8.0))
+SIZES = tuple((size, factor) for size, factor, _, _ in FONTS)
+BASELINE = {size: skip for size, _, _, skip in FONTS}
 SEPS = (6.0, 4.0)  # \tabcolsep, pt
 MIN_WRAP = 60.0  # pt: a wrapped column no narrower than this
+RULES = 12.0  # pt: booktabs' three rules and the space around them (0.08em + 0.05em + 0.08em, 2 x 1.05ex)
+CAPTION_SKIP = 10.0  # pt: \abovecaptionskip
+PART_SKIP = 6.0  # pt: the \medskip between two parts
 
 _CMR10 = {
     **dict(zip("abcdefghijklmnopqrstuvwxyz", (5.0, 5.56, 4.44, 5.56, 4.44, 3.06, 5.0, 5.56, 2.78, 3.06, 5.28, 2.78,
@@ -108,8 +121,34 @@ def layout(widths: list[float], longest: list[float], numeric: list[bool]) -> La
     return Layout(size, sep, tuple(parts), wrap)
 
 
+def _lines(text: str, width: float, scale: float) -> int:
+    """Lines a ``p{width}`` cell of ``text`` fills: its words set greedily, a space between two."""
+    lines, used, space = 1, 0.0, scale * _CMR10[" "]
+    for word in words(text):
+        wide = text_width(word, scale)
+        if used and used + space + wide > width:
+            lines, used = lines + 1, wide
+        else:
+            used += (space if used else 0.0) + wide
+    return lines
+
+
+def float_height(text: str, rows: list[list[str]], fit: Layout) -> float:
+    """Estimated height in pt of a floating table: ``text`` (its caption and note, set across the
+    text width) above, then each part of ``fit``: ``rows`` (the header, then the body; a row as
+    tall as its tallest wrapped cell) between three rules."""
+    scale, skip = dict(SIZES)[fit.size], BASELINE[fit.size]
+    height = CAPTION_SKIP + skip * math.ceil(text_width(text, scale) / TEXTWIDTH)
+    for part in fit.parts:
+        lines = sum(max([_lines(row[j], fit.wrap[j], scale) for j in part if j in fit.wrap], default=1)
+                    for row in rows)
+        height += skip * lines + RULES + PART_SKIP
+    return height
+
+
 _ROW_END = re.compile(r"\\\\\s*$")
-_UNESCAPE = [(r"\textbackslash{}", "\\"), (r"\textasciitilde{}", "~"), (r"\textasciicircum{}", "^"),
+_UNESCAPE = [(r"\textbackslash{}", "\\"), (r"\textless{}", "<"), (r"\textgreater{}", ">"), (r"\textbar{}", "|"),
+             (r"$\leq$", "≤"), (r"$\geq$", "≥"), (r"\textasciitilde{}", "~"), (r"\textasciicircum{}", "^"),
              (r"\&", "&"), (r"\%", "%"), (r"\$", "$"), (r"\#", "#"), (r"\_", "_"), (r"\{", "{"), (r"\}", "}")]
 
 

@@ -57,13 +57,18 @@ def leaf_balance(leaves: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def tree_warnings(leaves: dict[str, pd.DataFrame]) -> list[str]:
-    """One line per variant whose tree is collapsed, unbalanced or has empty leaves."""
-    out = []
+_HEALTH_WORDS = {"collapsed": "has collapsed", "unbalanced": "is unbalanced", "empty leaves": "has empty leaves"}
+
+
+def tree_warnings(leaves: dict[str, pd.DataFrame], names: dict[str, str] | None = None) -> dict[str, str]:
+    """{variant: a sentence} for each variant whose tree is collapsed, unbalanced or has empty
+    leaves, the variant called by its name in ``names`` (:func:`ehi.report.styles.variant_names`)."""
+    out = {}
     for variant, df in leaves.items():
         status, why = leaf_health(df["size"].to_numpy())
         if status != "ok":
-            out.append(f"WARNING: the EHI tree of variant {variant!r} is {status}: {why}")
+            name = (names or {}).get(variant, "main setting" if variant == "main" else variant)
+            out[variant] = f"EHI's tree ({name}) {_HEALTH_WORDS[status]}: {why}."
     return out
 
 
@@ -149,9 +154,10 @@ def _render(results: Path, dataset: str, variants, ablations, metrics, targets, 
     main = with_variant_systems(summaries["main"], [(s, summaries[s.variant]) for s in specs if s.variant in summaries])
     leaves = {v: read_table(results / v / "leaves.parquet", "leaves") for v in variants
               if (results / v / "leaves.parquet").exists()}
-    warnings = tree_warnings(leaves)  # a degenerate tree is flagged wherever its numbers appear
-    for line in warnings:
-        log.warning(line.removeprefix("WARNING: "))  # the log line carries its level already
+    names = variant_names(ablations)  # the figures' names of the variants; their paths in a footnote
+    warnings = tree_warnings(leaves, names)  # a degenerate tree is flagged wherever its numbers appear
+    for line in warnings.values():
+        log.warning(line)
     caption = f"{dataset}: metric at the largest budget not above each fraction of documents scored."
     if seed_replicas:
         wide, long = kmr_over_seeds_wide(seeded_main_summary(results, seed_replicas, specs, main_seed), metrics, targets)
@@ -162,18 +168,18 @@ def _render(results: Path, dataset: str, variants, ablations, metrics, targets, 
                                 title=f"{dataset}: {metric} over training seeds")
     else:
         wide = kmr_wide(main, metrics, targets)
-    draw.render_table(wide, tables / f"{dataset}_kmr", caption=" ".join([caption, *[w for w in warnings if "'main'" in w]]))
+    draw.render_table(wide, tables / f"{dataset}_kmr", caption=caption, note=warnings.get("main", ""))
     for metric in metrics:
         draw.plot_kmr(main, metric, figures / f"kmr_{metric.replace('@', '_at_')}.png", title=f"{dataset}: {metric}")
     sig = read_table(results / "significance.parquet")
     render_significance(sig, tables / f"{dataset}_significance", caption=f"{dataset}: paired significance tests, Holm-adjusted")
     draw.render_table(leaf_balance(leaves), tables / f"{dataset}_leaf_balance",
-                       caption=" ".join([f"{dataset}: documents per leaf.", *warnings]))
-    names = variant_names(ablations)  # the figures' names of the variants; their paths in a footnote
+                       caption=f"{dataset}: documents per leaf.", note=" ".join(warnings.values()))
     draw.plot_leaf_sizes({v: df["size"].to_numpy() for v, df in leaves.items()}, figures / "leaf_sizes.png",
                          title=f"{dataset}: documents per leaf", names=names)
     abl = ablation_table(summaries, ablations, metrics)  # every metric; the figure shows the first (tree and exact)
-    draw.render_table(abl, tables / f"{dataset}_ablations", caption=f"{dataset}: ablations of EHI")
+    draw.render_table(abl, tables / f"{dataset}_ablations", caption=f"{dataset}: ablations of EHI",
+                      empty="This config has no ablations.")
     per_query = ablation_per_query(results, variants) if ablations else pd.DataFrame()
     sig = ablation_significance(per_query, ablations, metrics, ABLATION_BUDGET,
                                 n_permutations=n_permutations, seed=seed, alpha=alpha)
@@ -186,9 +192,11 @@ def _render(results: Path, dataset: str, variants, ablations, metrics, targets, 
                        caption=f"{dataset}: each ablation variant against the main setting, paired over queries "
                                f"(EHI's tree at <= {_pct(ABLATION_BUDGET)} of documents scored, and exact search); "
                                "p-values Holm-adjusted over one ablation's variants and searches per metric and test; "
-                               f"'significant': randomization test, adjusted p < {alpha}")
+                               f"'significant': randomization test, adjusted p < {alpha}",
+                      empty="This config has no ablations." if not ablations else "No ablation variant has results yet.")
     draw.render_table(timings_table(results, variants), tables / f"{dataset}_timings", caption=f"{dataset}: wall-clock seconds per stage",
-                       floatfmt=".1f")
+                      floatfmt=".1f", empty=f"No timings in these results: a pipeline run writes them under results/{dataset}/"
+                                            "<variant>/timings/, which are not committed (they change with the machine's load).")
     logs = {p.stem: read_table(p) for p in sorted((results / "main" / "train_log").glob("*.parquet"))}
     if logs:  # results copied without their training logs still render everything else
         draw.plot_training(logs, figures / "training.png", title=f"{dataset}: training")

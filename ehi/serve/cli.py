@@ -28,15 +28,17 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Iterator, TextIO
+from typing import TYPE_CHECKING, Iterator, TextIO
 
-from ehi.core.errors import exit_on_user_error
-from ehi.core.io import atomic_path
+from ehi import __version__
+from ehi.core.errors import SearchIndexError, exit_on_user_error
 from ehi.core.kernels import pin_kernels
-from ehi.evaluate import trec
-from ehi.model.encoder import pick_device
-from ehi.serve.api import Hit, SearchIndex, SearchIndexError, load_index
 from ehi.serve.queries import checked_queries
+
+if TYPE_CHECKING:
+    from ehi.serve.api import Hit, SearchIndex
+# torch, transformers and pandas are imported where a command needs them: --help and --version
+# answer without them
 
 TITLE_WIDTH = 80
 SEARCH_EXAMPLES = """examples:
@@ -46,8 +48,22 @@ SEARCH_EXAMPLES = """examples:
   trec_eval -c -m ndcg_cut.10 qrels.txt run.trec   # -c: a query with no hits scores 0"""
 
 
+EXPORT_EXAMPLES = """examples:
+  ehi export-faiss --index DIR --out ehi.faiss             # IndexIVFFlat, nprobe = EHI's beam
+  ehi export-faiss --index DIR --out ehi.faiss --pq 96     # 4-bit fast-scan PQ leaves
+  python -c "import faiss; print(faiss.read_index('ehi.faiss').ntotal)"   # the documents it holds
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ehi", description="Search or describe an EHI search index.")
+    from ehi.evaluate import trec
+
+    parser = argparse.ArgumentParser(
+        prog="ehi", description="Search or describe an EHI search index, or export it to FAISS.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n  ehi search --index resources/synthetic/main/ehi/search_index --query \"leaf collapse\"\n"
+               "  ehi info --index resources/synthetic/main/ehi/search_index\n  ehi search --help")
+    parser.add_argument("--version", action="version", version=f"ehi {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="{search,info,export-faiss}")
     search = sub.add_parser(
         "search", help="ranked documents for one or more queries", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -81,7 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
     info.add_argument("--index", required=True, help="search-index directory")
     info.add_argument("--json", action="store_true", help="print the description as JSON")
     info.add_argument("-v", "--verbose", action="store_true", help="show the traceback of an error")
-    export = sub.add_parser("export-faiss", help="write the index as a FAISS file (+ FILE.json)")
+    export = sub.add_parser(
+        "export-faiss", help="write the index as a FAISS file (+ FILE.json)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Write the index as a FAISS index file that faiss.read_index loads: an IndexIVFFlat whose "
+                    "inverted lists are EHI's leaves (height 1: the same documents scored, nprobe = beam), or "
+                    "with --pq product-quantized leaves; FILE.json beside it holds the document ids and the "
+                    "export's settings.", epilog=EXPORT_EXAMPLES)
     export.add_argument("--index", required=True, help="search-index (or EHI index) directory")
     export.add_argument("--out", required=True, metavar="FILE", help="FAISS file to write; FILE.json goes beside it")
     export.add_argument("--pq", type=int, default=None, metavar="M",
@@ -133,6 +155,8 @@ def _batches(items: Iterator, size: int) -> Iterator[list]:
 
 def run_search(index: SearchIndex, queries: Iterator[tuple[int, str]], args, out: TextIO) -> int:
     """Search ``queries`` batch by batch, writing each batch's results as soon as it is ready."""
+    from ehi.evaluate import trec
+
     fmt = args.format or ("table" if args.query else "tsv")
     if fmt == "tsv":
         print("query_no\trank\tdoc_id\tscore\ttitle", file=out)
@@ -195,7 +219,18 @@ def _quiet_transformers(quiet: bool):
         (hf_logging.enable_progress_bar if bars else hf_logging.disable_progress_bar)()
 
 
+def _check_queries_file(args) -> None:
+    """A missing query file, refused with its flag before the index loads (an OSError says only
+    ``[Errno 2]`` and the path; --index and --doc-ids are refused by their loaders, which say what
+    such a folder or file must hold)."""
+    path = getattr(args, "queries_file", None)
+    if path not in (None, "-") and not Path(path).is_file():
+        raise SearchIndexError(f"--queries-file {path}: no such file")
+
+
 def _check_args(args) -> None:
+    from ehi.model.encoder import pick_device
+
     if args.k < 1:
         raise SearchIndexError(f"-k must be at least 1, got {args.k}")
     if args.batch_size < 1:
@@ -206,6 +241,8 @@ def _check_args(args) -> None:
 @contextlib.contextmanager
 def _output(path: str | None) -> Iterator[TextIO]:
     """stdout, or a temporary file renamed onto ``path`` only when the search finished."""
+    from ehi.core.io import atomic_path
+
     if path is None:
         yield sys.stdout
         return
@@ -214,6 +251,9 @@ def _output(path: str | None) -> Iterator[TextIO]:
 
 
 def _search(args) -> None:
+    from ehi.evaluate import trec
+    from ehi.serve.api import load_index
+
     _check_args(args)
     index = load_index(args.index, device=args.device)
     index.check_beam(args.beam)  # fail before reading any input
@@ -273,10 +313,13 @@ def main(argv: list[str] | None = None) -> int:
     # user errors (a broken index, a bad argument or query file, OSError on a named file): one
     # line, a non-zero exit, no traceback; anything else is a bug and keeps its traceback
     with exit_on_user_error(f"ehi {args.command}", also=(OSError,), verbose=args.verbose):
+        _check_queries_file(args)
         try:
             if args.command == "export-faiss":
                 _export(args)
             elif args.command == "info":
+                from ehi.serve.api import load_index
+
                 info = load_index(args.index, device="cpu").info()
                 print(json.dumps(info, indent=2, sort_keys=True) if args.json else format_info(args.index, info))
             else:

@@ -23,6 +23,7 @@ def test_a_table_of_every_special_character_parses(tmp_path):
     md, tex, csv = render_table(NASTY, tmp_path / "t", caption="at <= 10% of documents, variant_systems")
     assert latex_problems(tex.read_text()) == []
     assert r"1\%" in tex.read_text() and r"de+scann\_ah" in tex.read_text() and " -- " in tex.read_text()
+    assert r"at \textless{}= 10\%" in tex.read_text()
     assert "nan" not in md.read_text() and "| –" in md.read_text()
     pd.testing.assert_frame_equal(pd.read_csv(csv), NASTY)
 
@@ -31,6 +32,7 @@ def test_the_check_finds_what_breaks_a_table():
     header = "\\begin{tabular}{lr}\n"
     assert "comment" in latex_problems(header + "a & 1% \\\\\n\\end{tabular}")[0]
     assert "math mode" in latex_problems(header + "de_scann & 1 \\\\\n\\end{tabular}")[0]
+    assert "prints as ¡" in latex_problems(header + "a & <= 5 \\\\\n\\end{tabular}")[0]
     assert "3 cells" in latex_problems(header + "a & b & c \\\\\n\\end{tabular}")[0]
     assert "does not parse" in latex_problems(header + "a & {b \\\\\n\\end{tabular}")[0]
     assert latex_problems(header + f"{escape('de_scann 1%')} & $x_1$ \\\\\n\\end{{tabular}}") == []

@@ -11,7 +11,8 @@ from ehi.report.latex import latex_problems, table_tex
 from ehi.report.latex_fit import LONG_ROWS, TEXTWIDTH, tex_widths, text_width
 
 REPO = Path(__file__).resolve().parents[2]
-COMMITTED = sorted((REPO / "results").rglob("*.tex"))
+# timings are git-ignored (they change with every run): a checkout's own are not committed tables
+COMMITTED = sorted(p for p in (REPO / "results").rglob("*.tex") if "_timings." not in p.name)
 
 
 def _body_rows(text: str) -> int:
@@ -44,8 +45,8 @@ def test_each_table_of_a_file_is_measured_under_its_own_size_and_separation():
 @pytest.mark.parametrize("shape", ["wide", "long", "wordy"])
 def test_a_rendered_table_fits_the_text_width(shape):
     rng = np.random.default_rng(0)
-    if shape == "wide":  # 40 number columns: split into parts, the name column repeated in each
-        df = pd.DataFrame(rng.random((5, 40)), columns=[f"system number {i}" for i in range(40)])
+    if shape == "wide":  # 16 number columns: split into parts, the name column repeated in each
+        df = pd.DataFrame(rng.random((5, 16)), columns=[f"system number {i}" for i in range(16)])
         df.insert(0, "dataset", [f"set_{i}" for i in range(5)])
     elif shape == "long":
         df = pd.DataFrame({"system": [f"s{i}" for i in range(LONG_ROWS + 10)], "value": rng.random(LONG_ROWS + 10)})
@@ -66,9 +67,9 @@ def test_a_rendered_table_fits_the_text_width(shape):
 @pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.name)
 def test_every_committed_table_fits_the_text_width_and_carries_label_and_centering(path):
     text = path.read_text()
-    assert max(tex_widths(text)) <= TEXTWIDTH, (path.name, tex_widths(text))
+    assert max(tex_widths(text), default=0) <= TEXTWIDTH, (path.name, tex_widths(text))
     assert r"\label{" in text
-    long = _body_rows(text) > LONG_ROWS
-    assert ("longtable" in text) == long, path.name
-    if not long:
+    if _body_rows(text) > LONG_ROWS:  # shorter ones too when taller than a page (the TeX test checks)
+        assert "longtable" in text, path.name
+    if "longtable" not in text:
         assert r"\centering" in text

@@ -2,6 +2,8 @@
 
 import io
 import json
+import subprocess
+from pathlib import Path
 import sys
 
 import numpy as np
@@ -130,7 +132,7 @@ def test_cli_errors_are_clear_and_without_traceback(built, tmp_path, capsys):
     assert str(exc.value.code).startswith("ehi info: error: no search index at")
     with pytest.raises(SystemExit) as exc:
         main(["search", "--index", str(built["dir"]), "--queries-file", str(tmp_path / "none.txt")])
-    assert "No such file" in str(exc.value.code)
+    assert str(exc.value.code) == f"ehi search: error: --queries-file {tmp_path / 'none.txt'}: no such file"
     with pytest.raises(SystemExit) as exc:  # neither --query nor --queries-file: argparse's usage error
         main(["search", "--index", str(built["dir"])])
     assert exc.value.code == 2 and "one of the arguments --query --queries-file is required" in capsys.readouterr().err
@@ -202,10 +204,21 @@ def test_cli_says_when_a_query_gets_fewer_than_k_documents(built, capsys):
     assert capsys.readouterr().err == ""  # k hits: nothing said
 
 
-@pytest.mark.parametrize("command", ["search", "info"])
+@pytest.mark.parametrize("command", ["search", "info", "export-faiss"])
 def test_cli_help_describes_the_command_with_examples(command, capsys):
     with pytest.raises(SystemExit):
         main([command, "--help"])
     text = capsys.readouterr().out
     assert "examples:" in text and f"ehi {command} --index DIR" in text
-    assert ("route it down the tree" if command == "search" else "Describe a saved search index") in text
+    described = {"search": "route it down the tree", "info": "Describe a saved search index",
+                 "export-faiss": "Write the index as a FAISS index file"}
+    assert described[command] in " ".join(text.split())
+
+
+def test_cli_says_its_version_without_loading_torch():
+    import ehi
+
+    run = subprocess.run([sys.executable, "-c", "import sys; from ehi.serve.cli import main\n"
+                          "try: main(['--version'])\nexcept SystemExit: print('torch' in sys.modules)"],
+                         capture_output=True, text=True, cwd=Path(ehi.__file__).parents[1])
+    assert run.stdout.split() == ["ehi", ehi.__version__, "False"], run.stderr

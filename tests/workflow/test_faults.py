@@ -160,13 +160,13 @@ def test_leaf_collapse_and_empty_leaves_are_flagged_in_tables_and_figures(tmp_pa
     table = leaf_balance(leaves)
     assert table.set_index("variant").status.to_dict() == {"main": "ok", "height~1": "collapsed"}
     warnings = tree_warnings(leaves)
-    assert len(warnings) == 1 and "'height~1' is collapsed" in warnings[0]
+    assert list(warnings) == ["height~1"] and "(height~1) has collapsed" in warnings["height~1"]
     from ehi.report.figures import plot_leaf_sizes
 
     assert plot_leaf_sizes({k: v["size"].to_numpy() for k, v in leaves.items()}, tmp_path / "l.png").stat().st_size
 
 
-def test_collapsed_tree_is_warned_about_in_the_report_caption(tmp_path, caplog):
+def test_collapsed_tree_is_said_in_words_under_the_report_table(tmp_path, caplog):
     from ehi.report.tables import build_report
 
     results = tmp_path / "results"
@@ -184,8 +184,11 @@ def test_collapsed_tree_is_warned_about_in_the_report_caption(tmp_path, caplog):
     write_table(pd.DataFrame(columns=sig_cols), "significance", results / "significance.parquet")
     with caplog.at_level("WARNING"):
         build_report(results, "d", ["main"], {}, ["ndcg@10"], [0.1, 1.0], tmp_path / "tables", tmp_path / "figs")
-    assert "leaf collapse" in (tmp_path / "tables" / "d_kmr.md").read_text()
-    assert "collapsed" in (tmp_path / "tables" / "d_leaf_balance.md").read_text()
+    caption, *_, note = (tmp_path / "tables" / "d_kmr.md").read_text().strip().split("\n\n")
+    assert "collapse" not in caption and note.startswith("EHI's tree (main setting) has collapsed: leaf collapse")
+    tex = (tmp_path / "tables" / "d_kmr.tex").read_text()
+    assert "WARNING" not in tex and "collapse" not in tex.split(r"\caption{")[1].split("}")[0]
+    assert "collapsed" in (tmp_path / "tables" / "d_leaf_balance.md").read_text().split("\n\n")[-1]
     assert any("collapsed" in r.message for r in caplog.records)
 
 
