@@ -40,6 +40,13 @@ if not workflow.modifier.namespace:
     onstart:
         shutil.rmtree(workflow.persistence.path / "backups", ignore_errors=True)
 
+    # the run's last line: what to open (the claims' verdicts, the KMR table and figure)
+    onsuccess:
+        from ehi.report.missing import what_to_open
+
+        for line in what_to_open(list(config.get("datasets") or [config["dataset"]["name"]])):
+            print(line)
+
 
 # Several datasets at once (`datasets:` in the config): workflow/multi.smk runs each as an instance
 # of this Snakefile (a Snakemake module given that dataset's config). One dataset: the stages below.

@@ -2,6 +2,7 @@
 that the fixture named by its ``<!-- example: NAME -->`` marker prepares (tests/docs_blocks.py)."""
 
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -18,12 +19,14 @@ EXAMPLES = [b for b in BLOCKS if b.marker and b.marker[0] == "example"]
 
 
 def _ehi_command(folder: Path) -> Path:
-    """``ehi`` (and ``.venv/bin/ehi``) in ``folder``: this checkout's command line."""
+    """``ehi`` (and ``.venv/bin/ehi``, ``.venv/bin/python``) in ``folder``: this checkout's command line."""
     script = f"#!/bin/sh\nexec {sys.executable} -m ehi.serve.cli \"$@\"\n"
     for bin_dir in (folder / "bin", folder / ".venv" / "bin"):
         bin_dir.mkdir(parents=True, exist_ok=True)
         (bin_dir / "ehi").write_text(script)
         (bin_dir / "ehi").chmod(stat.S_IRWXU)
+    (folder / ".venv" / "bin" / "python").write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    (folder / ".venv" / "bin" / "python").chmod(stat.S_IRWXU)
     return folder / "bin"
 
 
@@ -41,65 +44,32 @@ def own_embeddings(folder: Path) -> None:
     np.save(folder / "train_pairs.npy", np.stack([np.arange(60), rows], axis=1))
 
 
-def search_index(folder: Path) -> None:
-    """A search index of height 1 (8 leaves) at DIR and at the embedded default's path, a queries
-    file, and ehi.faiss exported from it."""
+def pipeline_run(folder: Path, run: Path) -> None:
+    """What `all` leaves for the embedded default, from the test config's real run (the session's
+    ``test_config_run``; its dataset is ``test``): ``resources/synthetic`` and ``results/synthetic``
+    are its folders, ``DIR`` its main search index, beside a queries file and ``ehi.faiss``
+    exported from that index. Blocks read these; nothing writes into the shared run."""
     import ehi
-    from ehi.model.encoder import load_encoder
-    from ehi.model.tree import TreeIndexer
-    from ehi.search.tree_index import EHIIndex
-    from ehi.serve.api import save_search_index
-    import torch
 
-    rng = np.random.default_rng(0)
-    words = ["river", "mountain", "castle", "garden", "engine", "violin", "harbor", "forest", "leaf", "collapse"]
-    texts = [" ".join(rng.choice(words, 3, replace=False)) for _ in range(60)]
-    corpus = pd.DataFrame({"doc_id": [f"d{i}" for i in range(60)], "title": [f"Title {i}" for i in range(60)],
-                           "text": texts})
-    encoder = load_encoder("tiny-random", max_length=16, device="cpu")
-    torch.manual_seed(0)
-    index = EHIIndex.build(encoder.encode(texts, batch_size=32), TreeIndexer(encoder.dim, height=1, branching=8))
-    save_search_index(folder / "DIR", index, encoder, corpus, {"height": 1, "branching": 8, "max_length": 16})
-    default = folder / "resources" / "synthetic" / "main" / "ehi"
-    default.mkdir(parents=True)
-    (default / "search_index").symlink_to(folder / "DIR")
+    for kind in ("resources", "results"):
+        (folder / kind).mkdir()
+        (folder / kind / "synthetic").symlink_to(run / kind / "test")
+    (folder / "DIR").symlink_to(run / "resources" / "test" / "main" / "ehi" / "search_index")
     (folder / "queries.txt").write_text("what causes leaf collapse\nriver castle\n")
     ehi.export_faiss(folder / "DIR", folder / "ehi.faiss")
 
 
-def trec_runs(folder: Path) -> None:
-    """SciFact's main ehi+tree run at beams 10 and 30 as the pipeline writes it: the Parquet run and
-    qrels, and the TREC files beside them (one judged query retrieves nothing at beam 10)."""
-    from ehi.core.io import write_table
-    from ehi.evaluate.trec import write_trec_qrels, write_trec_runs
-
-    rng = np.random.default_rng(0)
-    qrels = pd.DataFrame({"query_id": [f"q{i % 8}" for i in range(12)], "doc_id": [f"d{i}" for i in range(12)],
-                          "relevance": np.int32(1), "split": "test"})
-    rows = []
-    for beam in (10.0, 30.0):
-        for q in range(8 if beam == 30 else 7):
-            for rank, doc in enumerate(rng.choice(20, 5, replace=False), 1):
-                rows.append((f"q{q}", f"d{doc}", rank, 1.0 - rank / 10, "ehi+tree", "main", "beam", beam, 5))
-    run = pd.DataFrame(rows, columns=["query_id", "doc_id", "rank", "score", "system", "variant", "budget_param",
-                                      "budget_value", "n_scored"])
-    run = run.astype({"rank": "int32", "score": "float32", "n_scored": "int64"})
-    for df, kind, path in ((qrels, "qrels", "data/qrels.parquet"), (run, "run", "main/runs/ehi+tree.parquet")):
-        (folder / "resources" / "scifact" / path).parent.mkdir(parents=True, exist_ok=True)
-        write_table(df, kind, folder / "resources" / "scifact" / path)
-    trec = folder / "resources" / "scifact" / "main" / "runs" / "trec" / "ehi+tree"
-    write_trec_runs(run, trec)
-    write_trec_qrels(qrels, trec / "qrels.txt")
+FIXTURES = {f.__name__: f for f in (own_embeddings,)}
+RUN_FIXTURES = {f.__name__: f for f in (pipeline_run,)}  # on the session's run of the test config
 
 
-def trained_encoder(folder: Path) -> None:
-    """The main setting's trained encoder folder (tiny-random, saved as the pipeline saves it)."""
-    from ehi.model.encoder import load_encoder
+def pipeline_ndcg_at_beam_4(run: Path) -> float:
+    """The pipeline's own nDCG@10 of ehi+tree at beam 4: what the results_files.md readers print."""
+    summary = pd.read_parquet(run / "results" / "test" / "main" / "summary.parquet")
+    at = summary[(summary.system == "ehi+tree") & (summary.budget_value == 4) & (summary.metric == "ndcg@10")]
+    return float(at.value.iloc[0])
 
-    load_encoder("tiny-random", max_length=16, device="cpu").save(folder / "resources/scifact/main/ehi/train/encoder")
 
-
-FIXTURES = {f.__name__: f for f in (own_embeddings, search_index, trec_runs, trained_encoder)}
 # what an example's comments promise, checked after it in the same process
 PROMISES = {"own_embeddings": """
 import faiss, json
@@ -115,13 +85,18 @@ def test_every_block_a_reader_runs_is_marked_run_or_not_run():
     unmarked = [b.where for b in BLOCKS if b.language in RUNNABLE and b.marker is None
                 and not all(map(is_snakemake, command_lines(b.code)))]
     assert not unmarked, f"mark these blocks <!-- example: FIXTURE --> or <!-- not run: REASON -->: {unmarked}"
-    unknown = [(b.where, b.marker[1]) for b in EXAMPLES if b.marker[1] not in FIXTURES]
+    unknown = [(b.where, b.marker[1]) for b in EXAMPLES if b.marker[1] not in {**FIXTURES, **RUN_FIXTURES}]
     assert not unknown, f"no such fixture in {__file__}: {unknown}"
 
 
 @pytest.mark.parametrize("block", EXAMPLES, ids=lambda b: b.where)
-def test_the_example_runs_verbatim(block, tmp_path):
-    FIXTURES[block.marker[1]](tmp_path)
+def test_the_example_runs_verbatim(block, tmp_path, request):
+    run = None
+    if block.marker[1] in RUN_FIXTURES:
+        run = request.getfixturevalue("test_config_run").workdir
+        RUN_FIXTURES[block.marker[1]](tmp_path, run)
+    else:
+        FIXTURES[block.marker[1]](tmp_path)
     env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
            "PATH": f"{_ehi_command(tmp_path)}{os.pathsep}{os.environ['PATH']}"}
     if block.language == "python":
@@ -130,3 +105,6 @@ def test_the_example_runs_verbatim(block, tmp_path):
         command = ["bash", "-euo", "pipefail", "-c", block.code]
     proc = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, f"{block.where} failed:\n{block.code}\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+    if run is not None and re.search(r"beam=4\.trec|budget_value == 4", block.code):  # a reader of the pipeline's metric
+        printed = float(re.search(r"0\.\d{4,}", proc.stdout).group())
+        assert printed == pytest.approx(pipeline_ndcg_at_beam_4(run), abs=6e-5), (block.where, proc.stdout)

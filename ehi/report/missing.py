@@ -53,3 +53,19 @@ def outdate_unfinished_report(tables_dir: str | os.PathLike, dataset: str, logs_
         return False
     os.utime(kmr, (0, 0))
     return True
+
+
+def what_to_open(datasets, root: str | os.PathLike = ".") -> list[str]:
+    """The closing line of a run, one per dataset whose tables exist: the claims' verdicts, the
+    KMR table and its nDCG@10 figure (or the first KMR figure), the files a person opens first."""
+    lines = []
+    for ds in datasets:
+        tables, figures = Path(root, "results", "tables"), Path(root, "results", "figures", ds)
+        if not (tables / f"{ds}_kmr.md").exists():
+            continue
+        figure = figures / "kmr_ndcg_at_10.png"
+        figure = figure if figure.exists() else next(iter(sorted(figures.glob("kmr_*.png"))), None)
+        shown = [f"results/tables/{ds}_claims.md" if (tables / f"{ds}_claims.md").exists() else None,
+                 f"results/tables/{ds}_kmr.md", figure and f"results/figures/{ds}/{figure.name}"]
+        lines.append(f"{ds}: open " + ", ".join(s for s in shown if s))
+    return lines

@@ -1,4 +1,5 @@
 # Helpers shared by the stage files; kept small, since anything that grows belongs in `ehi`.
+import json
 import os
 
 import pandas as pd
@@ -16,6 +17,8 @@ from ehi.train.model_keys import model_settings
 from ehi.search.registry import ann_kind, rule_settings
 from ehi.evaluate.variant_systems import resolve as resolve_variant_systems
 from ehi.evaluate.seeds import setting_replicas, split_replica
+from ehi.report.styles import variant_names
+from ehi.train.progress import VARIANT_NAMES_ENV
 
 include: "targets.smk"
 
@@ -75,6 +78,10 @@ def _ablation_variants():
 
 
 ABLATIONS = _ablation_variants()
+# the names a training's console lines call its setting by (ehi.train.progress.job_label): the
+# environment, not a param, since a param or shell change would retrain every cached model
+os.environ[VARIANT_NAMES_ENV] = json.dumps({**json.loads(os.environ.get(VARIANT_NAMES_ENV) or "{}"),
+                                            **{v: n for v, n in variant_names(ABLATIONS).items() if v != "main"}})
 
 
 def variant_overrides(variant):

@@ -77,6 +77,7 @@ def main(args: argparse.Namespace) -> None:
     from ehi.model.encoder import load_encoder
     from ehi.train.config import TrainConfig
     from ehi.train.loop import train
+    from ehi.train.progress import job_label
 
     settings = dict(args.train)
     if str(settings.get("branching")).startswith("auto:"):  # "auto:<rule dev_leaf_count's JSON>"
@@ -88,7 +89,8 @@ def main(args: argparse.Namespace) -> None:
                         format=f"%(asctime)s [rank {ctx.rank}] %(name)s %(levelname)s %(message)s")
     if ctx.is_main:  # start, epoch and end lines on stdout too, which the rule leaves on the console
         console = logging.StreamHandler(sys.stdout)
-        console.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+        label = job_label(args.out_dir)  # dataset, seed and setting: several trainings share the console
+        console.setFormatter(logging.Formatter(f"%(asctime)s {label} %(message)s".replace("  ", " ")))
         logging.getLogger("ehi.train.progress").addHandler(console)
     torch.set_num_threads(max(1, args.threads // int(os.environ.get("LOCAL_WORLD_SIZE", 1))))
     work_dir = Path(args.out_dir)
