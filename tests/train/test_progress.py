@@ -63,3 +63,14 @@ def test_a_short_epoch_gets_a_line_at_each_quarter_of_its_steps(caplog):
             progress.step(done, {"loss": 1.0 * done})
     steps = [r.getMessage().split(" step ")[1].split(" ")[0] for r in caplog.records if r.name == "ehi.train.progress"]
     assert steps == ["2/8", "4/8", "6/8"]  # the last quarter is the epoch line's
+
+
+def test_a_trainings_console_label_names_its_dataset_seed_and_setting(monkeypatch):
+    from ehi.train.progress import VARIANT_NAMES_ENV, job_label
+
+    monkeypatch.setenv(VARIANT_NAMES_ENV, '{"indexer_init~ivf/floor~kmeans": "floor"}')
+    assert job_label("resources/synthetic/main/ehi/train") == "[synthetic main]"
+    assert job_label("resources/synthetic/seed~1/de/train") == "[synthetic seed~1 main]"
+    assert job_label("/w/resources/synthetic/indexer_init~ivf/floor~kmeans/seed~2/ehi/train") == "[synthetic seed~2 floor]"
+    assert job_label("resources/synthetic/height~1/ehi/train") == "[synthetic height~1]"  # no name: its path
+    assert job_label("/tmp/work/ehi/train") == ""

@@ -20,6 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
 TEST_CONFIG = str(REPO / "config" / "test" / "test.yaml")
 PROBE = Path(__file__).resolve().parent / "figure_probe"
+QUIET = ["--quiet", "rules", "host", "progress"]  # the README's main command: no job blocks, the jobs' own lines
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ def run_test_config(root: Path, cores: int = 2, timeout: int = 1800) -> Run:
     path = os.pathsep.join(p for p in (str(PROBE), str(REPO), os.environ.get("PYTHONPATH", "")) if p)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONPATH": path,
            "EHI_FIGURE_PROBE": str(facts)}
-    proc = subprocess.run([*SNAKEMAKE, "--directory", str(workdir), "all", "--cores", str(cores), "--configfile",
+    proc = subprocess.run([*SNAKEMAKE, "--directory", str(workdir), "all", "--cores", str(cores), *QUIET, "--configfile",
                            TEST_CONFIG], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                           timeout=timeout)
     (root / "console.txt").write_text(proc.stdout)
