@@ -87,11 +87,14 @@ def evaluate_claims(results_dir: str | os.PathLike, spec: dict | None = None) ->
     return pd.DataFrame(out).reindex(columns=COLUMNS)
 
 
+CONSOLE_COLUMNS = ["claim", "verdict", "worst_delta", "worst_at"]
+
+
 def to_markdown(table: pd.DataFrame) -> str:
     shown = table.copy()
-    for col in ("worst_delta", "mean_delta"):
+    for col in {"worst_delta", "mean_delta"} & set(shown):
         shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:+.3f}")
-    for col in ("significant_for", "significant_against"):
+    for col in {"significant_for", "significant_against"} & set(shown):
         shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else str(int(v)))
     return shown.fillna("").to_markdown(index=False)
 
@@ -108,7 +111,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     table = evaluate_claims(args.results, load_claims(args.claims))
     text = to_markdown(table)
-    print(text)
+    # the console gets the verdicts and their worst comparison, a width a terminal shows; the
+    # file, every column (the claim's text, counts, mean difference)
+    print(to_markdown(table[CONSOLE_COLUMNS]) + (f"\n(every column: {args.out}.md)" if args.out else ""))
     if args.out:
         from ehi.core.io import atomic_path
 

@@ -60,8 +60,10 @@ def test_shipped_claims_file_and_command(tmp_path, capsys):
     printed = capsys.readouterr().out
     table = evaluate_claims(tmp_path, spec).set_index("claim")
     assert table.loc["f", "verdict"] == "OKish" and table.loc["f", "worst_delta"] == pytest.approx(-0.005)
-    assert "| a " in printed and "OK" in printed
-    assert (tmp_path / "out" / "claims.md").read_text().strip() == printed.strip()
+    assert "| a " in printed and "OK" in printed and printed.rstrip().endswith(f"(every column: {tmp_path / 'out' / 'claims'}.md)")
+    assert max(map(len, printed.splitlines()[:-1])) < 120  # a terminal's width; the file has every column
+    written = (tmp_path / "out" / "claims.md").read_text()
+    assert "| text " in written and "| text " not in printed and printed.splitlines()[2][:40] == written.splitlines()[2][:40]
     assert main([str(tmp_path / "nowhere")]) == 2
     assert "significance.parquet not found" in capsys.readouterr().err
 

@@ -72,3 +72,21 @@ def test_the_test_config_console_is_short_and_shows_progress_within_each_epoch(t
     within = [line for line in ours if re.search(r"train \w+: epoch \d+/\d+ step \d+/\d+ .*steps/s, .* left", line)]
     assert within, "no progress line within an epoch:\n" + text
     assert any(re.search(r"train \w+: epoch \d+/\d+ loss=", line) for line in ours)  # and each epoch's line
+
+
+def test_each_training_line_names_its_run_and_the_run_ends_saying_what_to_open(test_config_run):
+    """Under the README's command (--quiet rules host progress, tests/workflow/runs.py): several
+    trainings share the console, so each of their lines says which dataset, seed and setting it is
+    about; Snakemake adds its two scheduling lines a job at most, and the run's last lines name the
+    claims, the KMR table and its figure."""
+    console = test_config_run.console
+    training = [line for line in console if re.search(r"\btrain (ehi|de): ", line)]
+    unlabelled = [line for line in training if not re.match(r"^\S+ \S+ \[test (seed~\d+ )?[^\]]+\] train ", line)]
+    assert training and not unlabelled, "\n".join(unlabelled[:5])
+    assert {re.search(r"\[test (.+?)\]", line).group(1) for line in training} >= {"main", "tree shape: height 1, branching 8"}
+    jobs = sum(int(n) for n in re.findall(r"^Execute (\d+) jobs\.\.\.$", "\n".join(console), re.M))
+    snakemakes = [line for line in console if SNAKEMAKE_LINE.match(line)]
+    assert jobs and len(snakemakes) <= 2 * jobs + 8, (jobs, len(snakemakes))
+    assert not any(re.match(r"^\s+(input|output|reason):", line) for line in console)  # no job blocks
+    assert console[-3] == ("test: open results/tables/test_claims.md, results/tables/test_kmr.md, "
+                           "results/figures/test/kmr_ndcg_at_10.png")
