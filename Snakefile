@@ -40,6 +40,9 @@ if not workflow.modifier.namespace:
     onstart:
         shutil.rmtree(workflow.persistence.path / "backups", ignore_errors=True)
 
+    # the front page of `snakemake --report`: what the run was and where its claims are
+    report: "workflow/report/workflow.rst"
+
     # the run's last line: what to open (the claims' verdicts, the KMR table and figure)
     onsuccess:
         from ehi.report.missing import what_to_open

@@ -123,6 +123,10 @@ def main(argv: list[str] | None = None) -> int:
             tmp.write_text(text + "\n")
         with atomic_path(out.with_suffix(".csv")) as tmp:
             table.to_csv(tmp, index=False)
+        from ehi.report.figures import html_table
+
+        with atomic_path(out.with_suffix(".html")) as tmp:  # what snakemake --report shows
+            tmp.write_text(html_table(table, "The paper's claims (ehi/report/claims.yaml) as verdicts", ".3f"))
     return 0
 
 

@@ -32,9 +32,21 @@ def markdown_table(df: pd.DataFrame, floatfmt: str = ".4f") -> str:
     return cells.to_markdown(index=False, floatfmt=floatfmt, missingval="–")
 
 
+def html_table(df: pd.DataFrame, caption: str = "", floatfmt: str = ".4f", note: str = "") -> str:
+    """``df`` as an HTML page for ``snakemake --report`` (which shows HTML in the page; Markdown and
+    CSV only as a download): the caption above, ``note`` under, "–" where nothing was measured."""
+    import html
+
+    table = df.to_html(index=False, na_rep="–", border=0, float_format=lambda v: format(v, floatfmt)) if len(df.columns) else ""
+    style = "<style>table{border-collapse:collapse;font:13px sans-serif}th,td{padding:2px 8px;text-align:right}" \
+            "th{border-bottom:1px solid #888}</style>"
+    return "".join([style, f"<p>{html.escape(caption)}</p>" if caption else "", table,
+                    f"<p>{html.escape(note)}</p>" if note else ""]) + "\n"
+
+
 def render_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", floatfmt: str = ".4f",
                  note: str = "", empty: str = "No rows.") -> list[Path]:
-    """Write ``df`` as ``stem``.md, .tex and .csv (values are rounded here, never at the source),
+    """Write ``df`` as ``stem``.md, .tex, .csv and .html (values are rounded here, never at the source),
     ``note`` under the table in words; a table with no rows is its caption and ``empty`` alone."""
     stem = Path(stem)
     outputs = []
@@ -44,6 +56,7 @@ def render_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", f
         ".md": lambda d: (f"{caption}\n\n" if caption else "") + body + "\n",
         ".tex": lambda d: table_tex(d, caption, floatfmt, label=f"tab:{stem.name}", note=note),
         ".csv": lambda d: d.to_csv(index=False),
+        ".html": lambda d: html_table(d if len(d) else d.iloc[:, :0], caption, floatfmt, note),
     }
     for suffix, render in renderers.items():
         path = stem.with_suffix(suffix)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from ehi.core.io import atomic_path
+from ehi.report.figures import html_table
 from ehi.report.latex import table_tex
 
 MARK = "*"
@@ -56,7 +57,7 @@ def significance_markdown(wide: pd.DataFrame, caption: str) -> str:
 
 
 def render_significance(sig: pd.DataFrame, stem: str | os.PathLike, caption: str = "") -> list[Path]:
-    """``stem``.md and .tex: the compact table; ``stem``.csv: the long form, every column."""
+    """``stem``.md, .tex and .html: the compact table; ``stem``.csv: the long form, every column."""
     stem = Path(stem)
     tested = sig.test.iloc[0] if len(sig) and not (sig.test == MARKED_TEST).any() else MARKED_TEST
     caption = (f"{caption}. Each cell: mean of A minus mean of B over the queries at that fraction of "
@@ -65,7 +66,7 @@ def render_significance(sig: pd.DataFrame, stem: str | os.PathLike, caption: str
     wide = significance_wide(sig)
     outputs = {".md": significance_markdown(wide, caption),
                ".tex": table_tex(wide, caption, label=f"tab:{stem.name}"),
-               ".csv": sig.to_csv(index=False)}
+               ".csv": sig.to_csv(index=False), ".html": html_table(wide, caption)}
     for suffix, text in outputs.items():
         with atomic_path(stem.with_suffix(suffix)) as tmp:
             tmp.write_text(text)

@@ -20,12 +20,15 @@ def test_every_committed_tex_table_parses(path):
 
 
 def test_a_table_of_every_special_character_parses(tmp_path):
-    md, tex, csv = render_table(NASTY, tmp_path / "t", caption="at <= 10% of documents, variant_systems")
+    md, tex, csv, page = render_table(NASTY, tmp_path / "t", caption="at <= 10% of documents, variant_systems")
     assert latex_problems(tex.read_text()) == []
     assert r"1\%" in tex.read_text() and r"de+scann\_ah" in tex.read_text() and " -- " in tex.read_text()
     assert r"at \textless{}= 10\%" in tex.read_text()
     assert "nan" not in md.read_text() and "| –" in md.read_text()
     pd.testing.assert_frame_equal(pd.read_csv(csv), NASTY)
+    shown = pd.read_html(page)[0]  # the report's view: the same cells, escaped
+    assert "<p>at &lt;= 10% of documents" in page.read_text() and list(shown.columns) == list(NASTY.columns)
+    assert shown["a & b"].tolist() == NASTY["a & b"].tolist() and "<td>–</td>" in page.read_text()
 
 
 def test_the_check_finds_what_breaks_a_table():

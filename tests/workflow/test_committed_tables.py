@@ -46,7 +46,8 @@ def _moved(workdir: Path) -> list[str]:
     moved = []
     for kind in ("tables",):
         for path in sorted((workdir / "results" / kind).rglob("*")):
-            if path.is_dir() or "_timings." in path.name:  # timings are git-ignored: they change every run
+            if path.is_dir() or "_timings." in path.name or path.suffix == ".html":  # git-ignored: timings change
+                # every run, the HTML is the report's view of the .md/.csv
                 continue
             rel = path.relative_to(workdir)
             committed = REPO / rel

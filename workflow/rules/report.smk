@@ -24,12 +24,19 @@ rule tables:
     # them up and restores them if the job fails (ehi.report.tables.build_report also renders the
     # whole set in temporary folders first), so a result that cannot be read costs no table
     output:
-        kmr=update(report(f"results/tables/{DS}_kmr.md", category="Tables", caption="../report/kmr_table.rst")),
-        significance=update(report(f"results/tables/{DS}_significance.md", category="Tables",
-                                   caption="../report/significance.rst")),
-        ablations=update(report(f"results/tables/{DS}_ablations.md", category="Tables", caption="../report/ablations.rst")),
-        ablation_significance=update(report(f"results/tables/{DS}_ablation_significance.md", category="Tables",
-                                            caption="../report/ablations.rst")),
+        # the report shows each table as HTML (git-ignored: a view of the .md/.csv beside it); it
+        # shows Markdown and CSV as a download only
+        kmr=update(f"results/tables/{DS}_kmr.md"),
+        kmr_html=update(report(f"results/tables/{DS}_kmr.html", category="Tables", caption="../report/kmr_table.rst")),
+        significance=update(f"results/tables/{DS}_significance.md"),
+        significance_html=update(report(f"results/tables/{DS}_significance.html", category="Tables",
+                                       caption="../report/significance.rst")),
+        ablations=update(f"results/tables/{DS}_ablations.md"),
+        ablations_html=update(report(f"results/tables/{DS}_ablations.html", category="Tables",
+                                    caption="../report/ablations.rst")),
+        ablation_significance=update(f"results/tables/{DS}_ablation_significance.md"),
+        ablation_significance_html=update(report(f"results/tables/{DS}_ablation_significance.html", category="Tables",
+                                                caption="../report/ablations.rst")),
         leaf_balance=update(f"results/tables/{DS}_leaf_balance.md"),
         timings=update(f"results/tables/{DS}_timings.md"),
         figures=update(report(directory(f"results/figures/{DS}"), patterns=["{name}.png"], category="Figures",
@@ -62,8 +69,9 @@ rule claims:
         significance=cached(f"{RES}/significance.parquet"),
         claims=os.path.join(workflow.basedir, "ehi", "report", "claims.yaml"),
     output:  # kept through a failed job, as the tables are
-        md=update(report(f"results/tables/{DS}_claims.md", category="Claims", caption="../report/claims.rst")),
+        md=update(f"results/tables/{DS}_claims.md"),
         csv=update(f"results/tables/{DS}_claims.csv"),
+        html=update(report(f"results/tables/{DS}_claims.html", category="Claims", caption="../report/claims.rst")),
     log:
         f"logs/{DS}/claims.log",
     conda:
