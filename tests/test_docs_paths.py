@@ -44,7 +44,8 @@ GENERATED = {
 NOT_CONFIG_KEYS = {"train.heigth"}  # the typo inside a quoted error message
 NOT_MODULES = {"ehi.plugins", "ehi.provenance"}  # an entry-point group; the Parquet metadata key
 SNAKEMAKE_VALUE_OPTIONS = {"--cores", "-c", "--profile", "--report", "--directory", "-d", "--jobs", "-j"}
-SNAKEMAKE_LIST_OPTIONS = {"--configfile", "--configfiles", "--config", "-C", "--set-resources", "--set-threads"}
+SNAKEMAKE_LIST_OPTIONS = {"--configfile", "--configfiles", "--config", "-C", "--set-resources", "--set-threads",
+                          "--quiet", "-q"}
 EXTENSIONS = (".py", ".yaml", ".yml", ".md", ".json", ".smk", ".png", ".parquet", ".tsv", ".csv", ".tex",
               ".npy", ".jsonl", ".txt", ".html", ".log", ".faiss", ".safetensors", ".trec", ".toml", ".gz", ".zip")
 
@@ -299,7 +300,7 @@ def test_every_snakemake_target_and_ehi_subcommand_exists(doc):
 def test_the_checks_see_what_they_check():
     """The extractors find the README's main command, a config key, a module and a link."""
     readme = markdown(REPO / "README.md")
-    assert ["--cores", "8", "all"] in command_lines(readme, "snakemake")
+    assert ["--cores", "8", "all", "--quiet", "rules", "host", "progress"] in command_lines(readme, "snakemake")
     assert "train.seeds" in config_keys(readme) and not schema_has("train.no_such_key")
     assert "ehi.load_index" in python_names(readme) or "ehi.search.shards" in python_names(readme)
     assert missing_paths("`tests/test_no_such_file.py`") == ["tests/test_no_such_file.py"]

@@ -96,7 +96,8 @@ def draw_kmr(ax, summary: pd.DataFrame, metric: str, markersize: float = 3) -> N
     same = _same_curves(rows)
     for system, curve in rows.groupby("system"):
         curve = curve.sort_values("frac_visited")
-        label = f"{system_label(system)} (= {same[system]})" if system in same else system_label(system)
+        # the summary holds curves, not rankings: two systems can share every point yet rank apart
+        label = f"{system_label(system)} (same curve as {same[system]})" if system in same else system_label(system)
         ax.plot(100 * curve.frac_visited, curve.value, markersize=markersize * (1.3 if is_ehi_search(system) else 1),
                 label=label, **_style(system))
     for budget in TABLE_BUDGETS:

@@ -20,6 +20,16 @@ def test_identical_curves_are_named():
     rows = pd.concat([pd.DataFrame({**points, "system": s}) for s in ("de+scann", "de+scann-ah")] +
                      [pd.DataFrame({**points, "value": [0.5, 0.7], "system": "de+faiss-ivf"})])
     assert _same_curves(rows) == {"de+scann-ah": "de+scann"}
+    import matplotlib.pyplot as plt
+
+    from ehi.report.figures import draw_kmr
+
+    fig, ax = plt.subplots()
+    draw_kmr(ax, rows.assign(budget_param="nprobe", budget_value=1.0), "ndcg@10")
+    labels = ax.get_legend_handles_labels()[1]
+    plt.close(fig)
+    # the points are the same, not the rankings behind them: the legend claims no more
+    assert any(label.endswith("(same curve as de+scann)") for label in labels) and not any("(=" in x for x in labels)
 
 
 def test_kept_epoch_is_the_best_dev_epoch():
