@@ -32,10 +32,11 @@ def test_one_row_per_pair_and_metric_with_budgets_as_columns():
 
 
 def test_markdown_has_a_section_per_metric_and_the_csv_the_long_form(tmp_path):
-    md, tex, csv = render_significance(_sig(), tmp_path / "sig", caption="toy")
+    md, tex, csv, page = render_significance(_sig(), tmp_path / "sig", caption="toy")
     text = md.read_text()
     assert "### ndcg@10" in text and "### recall@100" in text and "nan" not in text and "–" in text
     assert "-0.200*" in text  # kept as written, not re-read as a number
+    assert "<td>-0.200*</td>" in page.read_text()  # the report's view: the same cells
     assert latex_problems(tex.read_text()) == []
     pd.testing.assert_frame_equal(pd.read_csv(csv), _sig())
 
