@@ -7,7 +7,7 @@ folder that a rule writes rather than one made by hand:
   ``resources/sources/<name>/`` (a BEIR folder), as ``../shared/data/webster/build.py`` builds webster;
 - ``encodings: {name: {collection: DIR, encoder: MODEL, max_length: N}}``: rule
   ``encode_collection`` encodes a text collection once into ``resources/vectors/<name>/`` (the
-  embeddings layout, :mod:`ehi.data.encode_collection`).
+  embeddings layout, :mod:`ehi.model.encode_collection`).
 
 :func:`produced_inputs` gives the rule outputs a dataset's preparation waits for, so a fresh clone
 plans the whole chain (build, encode, prepare, ...) as jobs of one DAG.

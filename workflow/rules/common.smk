@@ -48,7 +48,7 @@ with exit_on_user_error("snakemake"):
     # report-only run reads neither: a fresh clone re-renders committed results without them)
     if not REPORT_ONLY:
         check_values(config, lambda system: rule_settings(config["search"], system),
-                     known_corpus_size(config["dataset"], DATA_DIR))
+                     known_corpus_size(config["dataset"], DATA_DIR), produced_inputs(config))
 # The conda environment every rule runs in (pip users already have it through pyproject.toml).
 ENV = "../envs/ehi.yaml"
 
