@@ -20,7 +20,9 @@ entry's ``from_index``, :mod:`ehi.search.tree_search`): ``ehi+tree`` is the inde
 Systems are matched at equal nDCG@10, Recall@10 and k-NN recall@10 (:mod:`benchmarks.trained_report`),
 and :mod:`benchmarks.trained_costs` records what each costs to build and hold (and a tree to train).
 At scale ``--lists`` fixes the peers' list counts (the pipeline's own ``search.ivf_nlist`` /
-``scann_leaves``), ``--hnsw-m`` the graph's degree and ``--max-frac`` where a sweep stops.
+``scann_leaves``), ``--hnsw-m`` the graph's degree and ``--max-frac`` where a sweep stops;
+``--budget-cost work`` tunes the peers on dev by work, routing counted, as a run with
+``search.budget_cost: work`` does.
 """
 
 from __future__ import annotations
@@ -137,7 +139,8 @@ def _build(name: str, method: str, folder: Path, docs: np.ndarray, dev_queries: 
     grid = default_grid(method, len(docs), settings)
     if method == "faiss-ivfpq":
         grid = [{**g, "m": docs.shape[1] // 2, **PQ} for g in grid]
-    params = grid[0] if len(grid) == 1 else tune_on_dev(method, docs, dev_queries, grid=grid)[0]
+    cost = settings.budget_cost if settings else "documents"  # the cost the search rule's tuning reads
+    params = grid[0] if len(grid) == 1 else tune_on_dev(method, docs, dev_queries, grid=grid, cost=cost)[0]
     log.info("%s: %s %s", name, "dev-tuned" if len(grid) > 1 else "fixed", params)
     return build_searcher(method, docs, **params)
 
@@ -234,6 +237,8 @@ def main(argv=None) -> None:
     parser.add_argument("--hnsw-m", type=int, nargs="+", help="HNSW degrees to tune over (default: 16 and 32)")
     parser.add_argument("--hnsw-ef-construction", type=int, help="HNSW's efConstruction (default: search.hnsw_ef_construction's)")
     parser.add_argument("--max-frac", type=float, default=1.0, help="stop a sweep past this fraction scored")
+    parser.add_argument("--budget-cost", choices=("documents", "work"), help="the cost the peers' dev tuning reads "
+                        "(the run's search.budget_cost; default: documents)")
     parser.add_argument("--group", action="append", nargs="+", metavar="SYSTEM", help="build, time and free these "
                         "systems together, before the next group (the rest form the last group): bounds memory at scale")
     parser.add_argument("--logs", type=Path, help="logs/<dataset>: the training jobs' costs (default: "
@@ -247,9 +252,10 @@ def main(argv=None) -> None:
         folders = {n: f for n, f in folders.items() if n in args.systems}
     log.info("systems: %s", {n: str(f) for n, f in folders.items()})
     settings = None
-    if args.lists or args.hnsw_m or args.hnsw_ef_construction:
+    if args.lists or args.hnsw_m or args.hnsw_ef_construction or args.budget_cost:
         hnsw = {"hnsw_ef_construction": args.hnsw_ef_construction} if args.hnsw_ef_construction else {}
-        settings = SearchConfig(ivf_nlist=args.lists, scann_leaves=args.lists, hnsw_M=args.hnsw_m or [16, 32], **hnsw)
+        settings = SearchConfig(ivf_nlist=args.lists, scann_leaves=args.lists, hnsw_M=args.hnsw_m or [16, 32],
+                                budget_cost=args.budget_cost or "documents", **hnsw)
     spent = {}
     curves = run(args.resources, folders, args.rounds, args.threads, args.n_latency, settings=settings,
                  max_frac=args.max_frac, spent=spent, groups=args.group)

@@ -29,6 +29,8 @@ QUALITY_NOTE = ("nDCG@10 and Recall@10 read the test queries' judgements; k-NN r
                 f"(+{KNN_EPSILON:g}), ann-benchmarks' measure of an index. Targets are shares of the lower of the "
                 "two systems' best on that metric.")
 COMPRESSED = ("tree-pq", "faiss-ivfpq", "scann-ah")  # methods compared with each other
+MATCHED_COLUMNS = ["ehi", "peer", "metric", "target_share", "target", "ndcg@10", "ehi_qps", "peer_qps", "qps_ratio",
+                   "p50_ratio", "p99_ratio", "ehi_frac", "peer_frac"]
 SAME_LISTS = re.compile(r"faiss-ivf-L(\d+)")  # IVF-Flat with as many lists as ehi+tree has leaves
 
 
@@ -70,7 +72,7 @@ def _matched_on(curves: pd.DataFrame, targets, metric: str) -> pd.DataFrame:
                             "ehi_qps": e.qps, "peer_qps": p.qps, "qps_ratio": e.qps / p.qps,
                             "p50_ratio": e.p50_ms / p.p50_ms, "p99_ratio": e.p99_ms / p.p99_ms,
                             "ehi_frac": e.frac_scored, "peer_frac": p.frac_scored})
-    return pd.DataFrame(out)
+    return pd.DataFrame(out, columns=MATCHED_COLUMNS)  # the columns even with no tree to match
 
 
 def at_fraction(curves: pd.DataFrame, tree: str, peer: str, max_frac: float = 0.25) -> pd.DataFrame:

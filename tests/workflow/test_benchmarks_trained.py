@@ -131,3 +131,21 @@ def test_groups_are_built_and_timed_apart_with_the_same_answers(tmp_path, tiny_d
     key = ["system", "budget_value"]
     pd.testing.assert_frame_equal(together[quality].sort_values(key).reset_index(drop=True),
                                   apart[quality].sort_values(key).reset_index(drop=True))
+
+
+def test_the_peers_are_tuned_on_dev_by_the_cost_given(tmp_path, tiny_dataset, monkeypatch):
+    """--budget-cost work: the peers' dev tuning reads work (routing counted), as a run with
+    search.budget_cost: work tunes them; without it, documents scored."""
+    res = tmp_path / "res"
+    _artefacts(res, tiny_dataset, ("main/ehi",))
+    costs, tune_on_dev = [], trained.tune_on_dev
+
+    def tune(*args, **kwargs):
+        costs.append(kwargs["cost"])
+        return tune_on_dev(*args, **kwargs)
+
+    monkeypatch.setattr(trained, "tune_on_dev", tune)
+    common = ["--rounds", "1", "--n-latency", "2", "--systems", "ehi+faiss-ivf", "--lists", "2", "4"]
+    trained.main([str(res), str(tmp_path / "work"), *common, "--budget-cost", "work"])
+    trained.main([str(res), str(tmp_path / "documents"), *common])
+    assert costs == ["work", "documents"]
