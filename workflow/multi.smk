@@ -108,6 +108,33 @@ rule geometry:
         [f"results/{n}/geometry.json" for n in DATASETS],
 
 
+def trained_logs(name):
+    """{(dataset, variant, model): its training log} of one dataset: the models its systems train
+    (the part before '+'), in main and in each variant its variant systems name."""
+    cfg = DATASETS[name]
+    models = sorted({s.split("+")[0] for s in cfg["search"]["systems"]} & {"de", "ehi"})
+    variants = ["main", *sorted({v.rsplit("/", 1)[0] for v in (cfg["evaluation"].get("variant_systems") or {}).values()})]
+    return {(name, v, m): f"results/{name}/{v}/train_log/{m}.parquet" for v in variants for m in models
+            if v == "main" or m == "ehi"}
+
+
+# A grid of training settings spread over this config's datasets, chosen on dev (ehi/report/dev_choice.py).
+rule dev_choice:
+    input:
+        [f for n in DATASETS for f in trained_logs(n).values()],
+    output:
+        md=f"results/tables/dev_choice_{'+'.join(DATASETS)}.md",
+        csv=f"results/tables/dev_choice_{'+'.join(DATASETS)}.csv",
+    params:
+        keys=[k for n in DATASETS for k in trained_logs(n)],
+    log:
+        "logs/dev_choice.log",
+    conda:
+        "envs/ehi.yaml"
+    script:
+        "scripts/dev_choice.py"
+
+
 # The world held to the real collections (ehi/report/world_fit.py): this config's datasets and the
 # committed ones `world_fit.compare_with` names, each from its own geometry and summary files.
 WORLD_FIT = [*DATASETS, *(n for n in config.get("world_fit", {}).get("compare_with", []) if n not in DATASETS)]
