@@ -15,14 +15,15 @@ built on DE's embeddings when the run trained DE (``de+``) and otherwise on EHI'
 Every system is swept over its budget on the test queries; each point gets nDCG@10, Recall@10 and
 Recall@100 (the evaluation's ranx metrics, graded judgements), Recall@100 against exact search on
 the same encoder and k-NN recall@10 (:mod:`benchmarks.trained_quality`), and, in ``rounds``
-interleaved rounds, batched QPS and single-query p50/p99 (:func:`benchmarks.search.time_point`). A tree is loaded as the search rule loads it (its registry
-entry's ``from_index``, :mod:`ehi.search.tree_search`): ``ehi+tree`` is the index folder's FAISS export.
-Systems are matched at equal nDCG@10, Recall@10 and k-NN recall@10 (:mod:`benchmarks.trained_report`),
-and :mod:`benchmarks.trained_costs` records what each costs to build and hold (and a tree to train).
-At scale ``--lists`` fixes the peers' list counts (the pipeline's own ``search.ivf_nlist`` /
-``scann_leaves``), ``--hnsw-m`` the graph's degree and ``--max-frac`` where a sweep stops;
-``--budget-cost work`` tunes the peers on dev by work, routing counted, as a run with
-``search.budget_cost: work`` does.
+interleaved rounds, batched QPS and single-query p50/p99 (:func:`benchmarks.search.time_point`).
+A tree is loaded as the search rule loads it (its registry entry's ``from_index``,
+:mod:`ehi.search.tree_search`): ``ehi+tree`` is the index folder's FAISS export. Systems are
+matched at equal nDCG@10, Recall@10 and k-NN recall@10 (:mod:`benchmarks.trained_report`), and
+:mod:`benchmarks.trained_costs` records what each costs to build and hold (and a tree to train).
+At scale ``--lists`` sets the peers' list counts (one: built untuned; several: the grid tuned over
+on dev, as the pipeline's ``search.ivf_nlist`` / ``scann_leaves`` or the leaf-count rule's grid),
+``--hnsw-m`` the graph's degree and ``--max-frac`` where a sweep stops; ``--budget-cost work``
+tunes the peers on dev by work, routing counted, as a run with ``search.budget_cost: work`` does.
 """
 
 from __future__ import annotations
