@@ -37,6 +37,7 @@ class DatasetConfig(Section):
     dev_seed: int = 0
     synthetic: dict = field(default_factory=dict)  # SyntheticConfig's keys
     query_split: dict | None = None  # {fractions, seed}: split a single-split collection (ehi.data.query_split)
+    train_queries: int | None = None  # a seeded sample of this many training queries (ehi.data.splits.subsample_train)
 
     def synthetic_config(self) -> SyntheticConfig:
         return SyntheticConfig.from_dict(self.synthetic)

@@ -48,7 +48,7 @@ if ENCODINGS:
             encoding=_names(ENCODINGS),
         log:
             "logs/encodings/{encoding}.log",
-        threads: workflow.cores
+        threads: 8  # the encoder uses every core Snakemake gives it (capped at --cores)
         conda:
             "../envs/ehi.yaml"
         script:
