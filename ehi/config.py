@@ -85,7 +85,9 @@ WORKFLOW_SET = {"train": {"max_length", "use_tree", "encode_batch_size", "device
 WORKFLOW_ONLY = {"train": {"seeds"}}
 # top-level keys that are not sections: their defaults
 TOP_LEVEL = {"ablations": {}, "ablation_systems": ["ehi+tree", "ehi+exact"], "quick": False,
-             "datasets": {}}  # datasets: several datasets in one run (workflow/multi.smk)
+             "datasets": {},  # datasets: several datasets in one run (workflow/multi.smk)
+             # folders the DAG makes for the datasets to read (workflow/rules/produced.smk)
+             "collections": {}, "encodings": {}, "worlds": {}, "towers": {}}
 
 
 def sections_of(config: dict) -> dict:
