@@ -87,7 +87,8 @@ WORKFLOW_ONLY = {"train": {"seeds"}}
 TOP_LEVEL = {"ablations": {}, "ablation_systems": ["ehi+tree", "ehi+exact"], "quick": False,
              "datasets": {},  # datasets: several datasets in one run (workflow/multi.smk)
              # folders the DAG makes for the datasets to read (workflow/rules/produced.smk)
-             "collections": {}, "encodings": {}, "worlds": {}, "towers": {}}
+             "collections": {}, "encodings": {}, "worlds": {}, "towers": {},
+             "gain": {}}  # the gain tables across datasets (workflow/rules/gain.smk)
 
 
 def sections_of(config: dict) -> dict:
