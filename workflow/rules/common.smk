@@ -102,6 +102,8 @@ def train_params(variant, model):
     replica's own seed comes in through its path."""
     params = {**config["train"], **variant_overrides(variant), "max_length": config["encoder"]["max_length"]}
     params.pop("seeds", None)
+    if config["search"]["budget_cost"] != "documents":  # dev selection reads the tables' cost model
+        params["dev_cost"] = config["search"]["budget_cost"]
     params = model_settings(params, model)
     if params.get("branching") == "auto":  # the training reads rule dev_leaf_count's choice from there
         params["branching"] = f"auto:{LEAF_COUNT}"
