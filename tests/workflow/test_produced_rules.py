@@ -25,6 +25,7 @@ def job_counts(dry_run_output: str) -> dict[str, int]:
 @pytest.mark.parametrize("config, producers", [
     ("config/scale_study.yaml", {"vector_world": 5, "gain_table": 1, "gain_scaling": 1, "world_1e6__data_facts": 1}),
     ("config/scale_joint.yaml", {"vector_world": 1, "write_tower": 1}),
+    ("config/nfcorpus.yaml", {"build_collection": 1}),  # the view of the shared copy it trains on
 ])
 def test_a_fresh_clone_plans_the_worlds_towers_and_gain_tables_as_jobs(tmp_path, config, producers):
     """The config's own results absent: every world, tower and gain table is a planned job. The
@@ -71,3 +72,20 @@ def test_a_world_and_a_tower_over_it_are_written_by_rules_prepared_and_described
 def test_an_unknown_world_knob_is_refused_by_the_dry_run(tmp_path):
     said = refused_dry_run(tmp_path, {"worlds": {"typo": {"n_doc": 10}}})
     assert "worlds entry 'typo': unknown vector world key(s) ['n_doc']" in said
+
+
+def test_a_beir_view_renames_qrels_splits_without_copying(tmp_path):
+    import importlib.util
+
+    from tests.workflow.test_bad_input import write_beir
+
+    spec = importlib.util.spec_from_file_location("beir_view", REPO / "workflow" / "collections" / "beir_view.py")
+    view = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(view)
+    source = write_beir(tmp_path / "copy")
+    view.make_view(tmp_path / "view", source, {"dev": "train", "test": "test"})
+    assert sorted(p.name for p in (tmp_path / "view" / "qrels").iterdir()) == ["dev.tsv", "test.tsv"]
+    assert (tmp_path / "view" / "qrels" / "dev.tsv").read_text() == (source / "qrels" / "train.tsv").read_text()
+    assert (tmp_path / "view" / "corpus.jsonl").is_symlink()
+    with pytest.raises(SystemExit, match="not found"):
+        view.make_view(tmp_path / "other", source, {"train": "dev"})
