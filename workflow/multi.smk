@@ -134,7 +134,7 @@ rule dev_choice:
         md=f"results/tables/dev_choice_{'+'.join(DATASETS)}.md",
         csv=f"results/tables/dev_choice_{'+'.join(DATASETS)}.csv",
     params:
-        log_keys=[k for n in DATASETS for k in trained_logs(n)],
+        logs=[list(k) for n in DATASETS for k in trained_logs(n)],
     log:
         "logs/dev_choice.log",
     conda:

@@ -7,7 +7,7 @@ folder that a rule writes rather than one made by hand:
   ``resources/sources/<name>/`` (a BEIR folder), as ``../shared/data/webster/build.py`` builds webster;
 - ``encodings: {name: {collection: DIR, encoder: MODEL, max_length: N}}``: rule
   ``encode_collection`` encodes a text collection once into ``resources/vectors/<name>/`` (the
-  embeddings layout, :mod:`ehi.data.encode_collection`);
+  embeddings layout, :mod:`ehi.model.encode_collection`);
 - ``worlds: {name: {n_docs: 10000, query_noise: 2.1, ...}}``: rule ``vector_world`` writes the
   synthetic vector world of those :class:`~ehi.data.vector_world.WorldConfig` knobs into
   ``resources/worlds/<name>/`` (an embeddings folder, and its own identity tower);
