@@ -86,7 +86,10 @@ WORKFLOW_SET = {"train": {"max_length", "use_tree", "encode_batch_size", "device
 WORKFLOW_ONLY = {"train": {"seeds"}}
 # top-level keys that are not sections: their defaults
 TOP_LEVEL = {"ablations": {}, "ablation_systems": ["ehi+tree", "ehi+exact"], "quick": False,
-             "datasets": {}}  # datasets: several datasets in one run (workflow/multi.smk)
+             "datasets": {},  # datasets: several datasets in one run (workflow/multi.smk)
+             # folders the DAG makes for the datasets to read (workflow/rules/produced.smk)
+             "collections": {}, "encodings": {}, "worlds": {}, "towers": {},
+             "gain": {}, "world_fit": {}}  # the tables across datasets (workflow/rules/gain.smk, ../multi.smk)
 
 
 def sections_of(config: dict) -> dict:
