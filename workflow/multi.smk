@@ -41,6 +41,13 @@ REPORTED = _CACHED if REPORT_ONLY else list(DATASETS)
 ACROSS = f"across_{'+'.join(DATASETS)}"  # the cross-dataset table and figure of this list of datasets
 
 
+include: "rules/gain.smk"
+
+# the gain tables when `gain:` names datasets, every one of them reported
+GAIN_OUTPUTS = ([*rules.gain_table.output, *rules.gain_scaling.output]
+                if GAIN_DATASETS and all(n in REPORTED for n, (_, ours) in GAIN_DATASETS.items() if ours) else [])
+
+
 onstart:
     # each dataset's manifest, as one dataset's run checks its own (ehi/data/manifest.py)
     from ehi.data.manifest import check_manifest
@@ -58,6 +65,7 @@ rule all:
     input:
         of_each("all"),
         f"results/tables/{ACROSS}.md",
+        GAIN_OUTPUTS,
     default_target: True
 
 
@@ -126,7 +134,7 @@ rule dev_choice:
         md=f"results/tables/dev_choice_{'+'.join(DATASETS)}.md",
         csv=f"results/tables/dev_choice_{'+'.join(DATASETS)}.csv",
     params:
-        log_keys=[k for n in DATASETS for k in trained_logs(n)],  # "keys" is reserved by Snakemake
+        logs=[list(k) for n in DATASETS for k in trained_logs(n)],
     log:
         "logs/dev_choice.log",
     conda:
@@ -163,6 +171,7 @@ rule tables:
     input:
         [f for n in REPORTED for f in getattr(rules, PREFIX[n] + "tables").output],
         rules.across_datasets.output,
+        GAIN_OUTPUTS,
 
 
 rule claims:

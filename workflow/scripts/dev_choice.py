@@ -6,7 +6,7 @@ from ehi.core.io import atomic_path, read_table
 from ehi.report.dev_choice import dev_choice, dev_choice_markdown
 
 log = setup(snakemake)
-logs = {tuple(key): read_table(path) for key, path in zip(snakemake.params.log_keys, snakemake.input)}
+logs = {tuple(key): read_table(path) for key, path in zip(snakemake.params.logs, snakemake.input)}
 table = dev_choice(logs)
 with atomic_path(snakemake.output.csv) as tmp:
     table.to_csv(tmp, index=False, float_format="%.4f")
