@@ -23,7 +23,7 @@ def compile_log(body: str, folder: Path) -> str:
     """pdflatex's log of ``body`` set in an article with booktabs and longtable."""
     (folder / "doc.tex").write_text(PREAMBLE + body + "\n\\end{document}\n")
     run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-draftmode", "doc.tex"],
-                         cwd=folder, capture_output=True, text=True, timeout=60)
+                         cwd=folder, capture_output=True, text=True, errors="replace", timeout=60)  # TeX prints latin-1 in its log
     log = (folder / "doc.log").read_text(errors="replace")
     assert run.returncode == 0, log[-2000:]
     return log
