@@ -30,13 +30,15 @@ import sys
 from pathlib import Path
 from typing import Iterator, TextIO
 
+import numpy as np
+
 from ehi.core.errors import exit_on_user_error
 from ehi.core.io import atomic_path
 from ehi.core.kernels import pin_kernels
 from ehi.evaluate import trec
 from ehi.model.encoder import pick_device
 from ehi.serve.api import Hit, SearchIndex, SearchIndexError, load_index
-from ehi.serve.queries import checked_queries
+from ehi.serve.queries import checked_queries, vector_queries
 
 TITLE_WIDTH = 80
 SEARCH_EXAMPLES = """examples:
@@ -48,7 +50,7 @@ SEARCH_EXAMPLES = """examples:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ehi", description="Search or describe an EHI search index.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{search,info,export-faiss}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{search,info,export-faiss,compare}")
     search = sub.add_parser(
         "search", help="ranked documents for one or more queries", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Encode each query, route it down the tree with a beam (--beam leaves kept per level), score "
@@ -59,6 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
     source = search.add_mutually_exclusive_group(required=True)
     source.add_argument("--query", action="append", help="a query text (repeat for several)")
     source.add_argument("--queries-file", metavar="FILE", help="one query per line; '-' reads stdin")
+    source.add_argument("--query-vectors", metavar="FILE",
+                        help="query vectors encoded elsewhere, a (n, dim) .npy or .safetensors file: no encoder "
+                             "runs (an index of a vectors dataset); queries are named by query_ids.txt beside "
+                             "FILE when it has a line a row, else by row number from 0")
     search.add_argument("--beam", type=int, default=None,
                         help="leaves kept per tree level (default: 4, capped at the leaf count; "
                              "the number of leaves = exact search)")
@@ -72,6 +78,19 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--out", metavar="FILE", help="write the results to FILE (whole, or not at all) instead of stdout")
     search.add_argument("-v", "--verbose", action="store_true",
                         help="keep the model loader's messages; show the traceback of an error")
+    compare = sub.add_parser(
+        "compare", help="the index comparison on a folder of precomputed vectors (the pipeline, one command)",
+        description="Run the pipeline on config/embeddings.yaml with DIR (docs/embeddings.md's layout) as the "
+                    "dataset and its encoder: the paper's tree and the floor recipe's against k-means IVF with as "
+                    "many lists, dev-tuned IVF, ScaNN and HNSW, routing counted, over three seeds; then print where "
+                    "the claims table, the KMR table and figure and the searchable index are. Outputs go under "
+                    "results/NAME and resources/NAME of the current directory.")
+    compare.add_argument("folder", metavar="DIR", help="the vectors folder (docs.npy, queries.npy, ids, qrels/)")
+    compare.add_argument("--name", default=None, help="the dataset's name in every path (default: DIR's own name)")
+    compare.add_argument("--cores", type=int, default=2, help="cores the pipeline may use (default: 2)")
+    compare.add_argument("--seeds", type=int, nargs="+", default=None, help="training seeds (default: 0 1 2)")
+    compare.add_argument("-n", "--dry-run", action="store_true", help="list the jobs, run none")
+    compare.add_argument("-v", "--verbose", action="store_true", help="show the traceback of an error")
     info = sub.add_parser(
         "info", help="tree shape, leaf balance and training config of an index",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -136,14 +155,17 @@ def run_search(index: SearchIndex, queries: Iterator[tuple[int, str]], args, out
     fmt = args.format or ("table" if args.query else "tsv")
     if fmt == "tsv":
         print("query_no\trank\tdoc_id\tscore\ttitle", file=out)
+    vectors = bool(getattr(args, "query_vectors", None))  # (query id, vector) pairs, else numbered lines
     if fmt == "trec":
-        queries = (trec.query_id_and_text(no, line) for no, line in queries)
         run_tag = f"ehi@beam={index.check_beam(args.beam)}"
-    else:
+    if fmt == "trec" and not vectors:
+        queries = (trec.query_id_and_text(no, line) for no, line in queries)
+    elif not vectors:
         queries = ((no, line.strip()) for no, line in queries)
     n = short = 0
     for batch in _batches(queries, args.batch_size):
-        results = index.search([q for _, q in batch], beam=args.beam, k=args.k, batch_size=args.batch_size)
+        texts = np.stack([q for _, q in batch]) if vectors else [q for _, q in batch]
+        results = index.search(texts, beam=args.beam, k=args.k, batch_size=args.batch_size)
         for (no, query), hits in zip(batch, results):
             short += len(hits) < args.k
             if fmt == "trec":
@@ -153,7 +175,8 @@ def run_search(index: SearchIndex, queries: Iterator[tuple[int, str]], args, out
                 for row in tsv_rows(no, hits):
                     print(row, file=out)
             else:
-                print(("\n" if n else "") + format_table(query, hits, args.k), file=out)
+                label = f"query vector {no}" if vectors else query
+                print(("\n" if n else "") + format_table(label, hits, args.k), file=out)
             n += 1
         out.flush()
     if short:
@@ -171,7 +194,8 @@ def format_info(path: str, info: dict) -> str:
         f"dim {tree['dim']}, path layout {tree['path_layout']}",
         f"leaf sizes:  min {leaves['min']}, median {leaves['median']:g}, max {leaves['max']}, "
         f"mean {leaves['mean']:.1f}, gini {leaves['gini']:.3f}, empty {leaves['empty']}",
-        f"encoder:     {enc.get('source', '?')} (max_length {enc.get('max_length', '?')})",
+        f"encoder:     {enc.get('source', '?')} (max_length {enc.get('max_length', '?')})" if enc else
+        "encoder:     none (it searches query vectors: --query-vectors)",
         "training config:" + ("" if info["train_config"] else " (none recorded)"),
     ]
     lines += [f"  {key}: {value}" for key, value in sorted(info["train_config"].items())]
@@ -221,7 +245,9 @@ def _search(args) -> None:
     if trec_run:  # a TREC line per hit: every id that could go into one, checked before the first
         trec.check_doc_ids(index.doc_ids, str(Path(args.index) / "docs.parquet"))
     with contextlib.ExitStack() as stack:
-        if args.query:
+        if args.query_vectors:
+            queries = vector_queries(args.query_vectors)
+        elif args.query:
             queries = list(enumerate(args.query, 1))
             if trec_run:
                 qids = trec.UniqueQueryIds("--query")
@@ -274,6 +300,10 @@ def main(argv: list[str] | None = None) -> int:
     # line, a non-zero exit, no traceback; anything else is a bug and keeps its traceback
     with exit_on_user_error(f"ehi {args.command}", also=(OSError,), verbose=args.verbose):
         try:
+            if args.command == "compare":
+                from ehi.serve.compare import compare
+
+                return compare(args.folder, args.name, args.cores, args.seeds, ["-n"] if args.dry_run else [])
             if args.command == "export-faiss":
                 _export(args)
             elif args.command == "info":

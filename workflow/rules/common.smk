@@ -5,6 +5,7 @@ import pandas as pd
 from snakemake.utils import Paramspace
 
 from ehi.core.versions import STAGES, upstream_versions
+from ehi.core.fingerprint import encoder_identity
 from ehi.config_checks import check_config, known_corpus_size
 from ehi.core.config_values import check_values
 from ehi.evaluate.metric_registry import families as metric_families
@@ -57,6 +58,12 @@ ENV = "../envs/ehi.yaml"
 # everything downstream of it, and exactly the results whose stamped versions it makes stale
 # (ehi.core.staleness).
 VERSIONS = {stage: upstream_versions(stage) for stage in STAGES}
+
+# The encoder as a param of the rules that start from it (embed, the trainings): a local folder
+# enters with a digest of its files (ehi.core.fingerprint), so naming another folder, or changing
+# the one named, reruns them; a built-in alias or hub id enters as its name, as before.
+_ENCODER_ID = encoder_identity(config["encoder"]["name"])
+ENCODER_ID = {"encoder_id": _ENCODER_ID} if _ENCODER_ID != config["encoder"]["name"] else {}
 
 
 TRAIN_KEY_ORDER = variant_key_order(os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"))

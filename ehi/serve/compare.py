@@ -1,0 +1,88 @@
+"""``ehi compare DIR``: a folder of precomputed vectors to the index comparison, in one command.
+
+It runs the pipeline (``snakemake all``) on ``config/embeddings.yaml`` with the folder as the
+dataset, named after the folder, and as the encoder (the identity tower on the vectors), then says
+where the claims table, the KMR table and figure, and the searchable index are. What the run
+compares is written in config/embeddings.yaml and docs/embeddings.md.
+
+The pipeline is a repository checkout's (its Snakefile and configs), with the ``[pipeline]``
+extra installed; the library alone (``pip install ehi``) has neither, and the command says so.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from ehi.core.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[2]
+CONFIG = REPO / "config" / "embeddings.yaml"
+NAME_PATTERN = r"^(?!\.\.?$)[A-Za-z0-9_.-]{1,100}$"  # the schema's dataset.name
+
+
+def dataset_name(folder: Path, name: str | None) -> str:
+    """``name``, or the folder's own name with every character a path component cannot take made '_'."""
+    name = name or re.sub(r"[^A-Za-z0-9_.-]", "_", folder.resolve().name)[:100]
+    if not re.match(NAME_PATTERN, name):
+        raise ConfigError(f"ehi compare: dataset name {name!r}: letters, digits, '_', '.' and '-' only; pass --name")
+    return name
+
+
+def check_results_are_ours(name: str, folder: Path, workdir: Path) -> None:
+    """Results under ``name`` that another dataset made are refused: they would be overwritten."""
+    results, manifest = workdir / "results" / name, workdir / "resources" / name / "data" / "manifest.json"
+    made_from = None
+    if manifest.is_file():
+        try:
+            made_from = json.loads(manifest.read_text())["config"].get("path")
+        except (OSError, ValueError, KeyError, AttributeError):
+            made_from = None
+    if made_from is not None and Path(made_from).resolve() == folder.resolve():
+        return
+    if results.exists() or manifest.exists():
+        raise ConfigError(f"ehi compare: {results} holds results of another dataset than {folder}; "
+                          "pass --name with a name of its own")
+
+
+def snakemake_command(folder: Path, name: str, cores: int, seeds: list[int] | None, extra: list[str]) -> list[str]:
+    """The pipeline call: config/embeddings.yaml, with the folder as the dataset and its encoder."""
+    overrides = [f"dataset={json.dumps({'name': name, 'path': str(folder)})}",
+                 f"encoder={json.dumps({'name': str(folder)})}"]
+    if seeds:
+        overrides.append(f"train={json.dumps({'seeds': seeds})}")
+    return [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--cores", str(cores),
+            "all", "--configfile", str(CONFIG), "--config", *overrides, *extra]
+
+
+def outputs(name: str) -> dict[str, str]:
+    """What the run leaves, by what it answers."""
+    return {"claims": f"results/tables/{name}_claims.md", "KMR table": f"results/tables/{name}_kmr.md",
+            "KMR figure": f"results/figures/{name}/kmr_ndcg_at_10.png",
+            "index": f"resources/{name}/main/ehi/search_index"}
+
+
+def compare(folder: str | os.PathLike, name: str | None = None, cores: int = 2, seeds: list[int] | None = None,
+            extra: list[str] = ()) -> int:
+    """Run the comparison on ``folder``; the pipeline's exit status (0: every output written)."""
+    folder = Path(folder).expanduser()
+    if not (folder / "doc_ids.txt").is_file():
+        raise ConfigError(f"ehi compare: {folder} is not a vectors folder (no doc_ids.txt; layout in docs/embeddings.md)")
+    if not CONFIG.is_file() or importlib.util.find_spec("snakemake") is None:
+        raise ConfigError("ehi compare runs the pipeline of a repository checkout with its extra: "
+                          "pip install -e '.[pipeline]' in a clone of the repository")
+    name = dataset_name(folder, name)
+    workdir = Path.cwd()
+    check_results_are_ours(name, folder, workdir)
+    status = subprocess.call(snakemake_command(folder.resolve(), name, cores, seeds, list(extra)))
+    if status == 0 and "-n" not in extra and "--dry-run" not in extra:
+        for what, path in outputs(name).items():
+            print(f"{what + ':':<12} {path}")
+        queries = next(folder.glob("queries.*"), folder / "queries.npy")
+        print(f"search it:   ehi search --index {outputs(name)['index']} --query-vectors {queries}")
+    return status
