@@ -103,7 +103,7 @@ class SearchIndex:
         if self._encoder is None:
             raise SearchIndexError("this index has no encoder (a tree fitted on vectors, ehi.fit_tree): search it with "
                                    "query vectors, an (n, dim) array (ehi search --query-vectors FILE)")
-        if not isinstance(self._encoder, Encoder):
+        if isinstance(self._encoder, (str, os.PathLike)):  # a folder: a text encoder's, or a vector tower's
             max_length = self.config["encoder"]["max_length"]
             self._encoder = load_encoder(str(self._encoder), max_length=max_length, device=self.device)
         return self._encoder

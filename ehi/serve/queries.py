@@ -77,15 +77,14 @@ def checked_queries(source: str, check_line: LineCheck | None = None) -> Iterato
         yield numbered_queries(io.TextIOWrapper(binary, encoding="utf-8-sig"))
 
 
-def vector_queries(path: str | os.PathLike) -> Iterator[tuple[str, np.ndarray]]:
-    """(query id, vector) of every row of a query-vectors file (``ehi search --query-vectors``): the
-    ids of ``query_ids.txt`` beside it where it has a line a row (a vectors dataset's layout),
-    else the row numbers from 0. The file is checked (2-D, float, finite) before the first row."""
+def vector_queries(path: str | os.PathLike) -> tuple[list[str], np.ndarray]:
+    """The query ids and the (memory-mapped, checked: 2-D, float, finite) rows of a query-vectors
+    file (``ehi search --query-vectors``): the ids of ``query_ids.txt`` beside it where it has a
+    line a row (a vectors dataset's layout), else the row numbers from 0."""
     from ehi.data.embeddings import read_array
 
     path = Path(path)
     array = read_array(path)
     ids_file = path.with_name("query_ids.txt")
     ids = ids_file.read_text(encoding="utf-8").splitlines() if ids_file.is_file() else []
-    ids = ids if len(ids) == len(array) else [str(row) for row in range(len(array))]
-    return ((query_id, np.asarray(array[row], dtype=np.float32)) for row, query_id in enumerate(ids))
+    return (ids if len(ids) == len(array) else [str(row) for row in range(len(array))]), array
