@@ -99,7 +99,20 @@ def trained_encoder(folder: Path) -> None:
     load_encoder("tiny-random", max_length=16, device="cpu").save(folder / "resources/scifact/main/ehi/train/encoder")
 
 
-FIXTURES = {f.__name__: f for f in (own_embeddings, search_index, trec_runs, trained_encoder)}
+def vectors_folder(folder: Path) -> None:
+    """mine/: a small synthetic vector world (600 documents, 32-d, 150/50/50 queries) in the layout
+    of docs/embeddings.md, what `ehi compare mine` reads."""
+    from ehi.data.vector_world import WorldConfig, generate_world
+
+    generate_world(folder / "mine", WorldConfig(n_docs=600, dim=32, n_train=150, n_dev=50, n_test=50,
+                                                query_noise=2.1))
+
+
+FIXTURES = {f.__name__: f for f in (own_embeddings, search_index, trec_runs, trained_encoder, vectors_folder)}
+# what an example (a shell block) says it writes, checked after it
+WRITES = {"vectors_folder": ("results/tables/mine_claims.md", "results/tables/mine_kmr.md",
+                             "results/figures/mine/kmr_ndcg_at_10.png", "mine.trec")}
+TIMEOUTS = {"vectors_folder": 1800}  # the whole pipeline, three seeds (docs/embeddings.md gives its cost)
 # what an example's comments promise, checked after it in the same process
 PROMISES = {"own_embeddings": """
 import faiss, json
@@ -128,5 +141,8 @@ def test_the_example_runs_verbatim(block, tmp_path):
         command = [sys.executable, "-c", block.code + PROMISES.get(block.marker[1], "")]
     else:
         command = ["bash", "-euo", "pipefail", "-c", block.code]
-    proc = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=TIMEOUTS.get(block.marker[1], 300))
     assert proc.returncode == 0, f"{block.where} failed:\n{block.code}\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+    missing = [path for path in WRITES.get(block.marker[1], ()) if not (tmp_path / path).is_file()]
+    assert not missing, f"{block.where} did not write {missing}"

@@ -1,7 +1,8 @@
 """``ehi compare DIR``: a folder of precomputed vectors to the index comparison, in one command.
 
 It runs the pipeline (``snakemake all``) on ``config/embeddings.yaml`` with the folder as the
-dataset, named after the folder, and as the encoder (the identity tower on the vectors), then says
+dataset, named after the folder, and as the encoder (the identity tower on the vectors; a config of
+those three keys is written to ``resources/NAME/compare.yaml`` and layered last), then says
 where the claims table, the KMR table and figure, and the searchable index are. What the run
 compares is written in config/embeddings.yaml and docs/embeddings.md.
 
@@ -18,6 +19,8 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+
+import yaml
 
 from ehi.core.errors import ConfigError
 
@@ -50,14 +53,18 @@ def check_results_are_ours(name: str, folder: Path, workdir: Path) -> None:
                           "pass --name with a name of its own")
 
 
-def snakemake_command(folder: Path, name: str, cores: int, seeds: list[int] | None, extra: list[str]) -> list[str]:
-    """The pipeline call: config/embeddings.yaml, with the folder as the dataset and its encoder."""
-    overrides = [f"dataset={json.dumps({'name': name, 'path': str(folder)})}",
-                 f"encoder={json.dumps({'name': str(folder)})}"]
+def snakemake_command(folder: Path, name: str, cores: int, seeds: list[int] | None, extra: list[str],
+                      workdir: Path) -> list[str]:
+    """The pipeline call: config/embeddings.yaml, then a config of the folder's own (written under
+    resources/NAME/: the dataset, its name and path, the encoder, and the seeds when given)."""
+    own = {"dataset": {"name": name, "source": "embeddings", "path": str(folder)}, "encoder": {"name": str(folder)}}
     if seeds:
-        overrides.append(f"train={json.dumps({'seeds': seeds})}")
+        own["train"] = {"seeds": [int(seed) for seed in seeds]}
+    path = workdir / "resources" / name / "compare.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(own, sort_keys=False))
     return [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--cores", str(cores),
-            "all", "--configfile", str(CONFIG), "--config", *overrides, *extra]
+            "all", "--configfile", str(CONFIG), str(path), *extra]
 
 
 def outputs(name: str) -> dict[str, str]:
@@ -79,7 +86,7 @@ def compare(folder: str | os.PathLike, name: str | None = None, cores: int = 2, 
     name = dataset_name(folder, name)
     workdir = Path.cwd()
     check_results_are_ours(name, folder, workdir)
-    status = subprocess.call(snakemake_command(folder.resolve(), name, cores, seeds, list(extra)))
+    status = subprocess.call(snakemake_command(folder.resolve(), name, cores, seeds, list(extra), workdir))
     if status == 0 and "-n" not in extra and "--dry-run" not in extra:
         for what, path in outputs(name).items():
             print(f"{what + ':':<12} {path}")
