@@ -150,7 +150,7 @@ class VectorTower(nn.Module):
     def encode_vectors(self, vectors: np.ndarray, query: bool = True) -> np.ndarray:
         """Vectors of the folder's kind (not row keys) through one side of the tower, unit-normalised:
         new queries encoded elsewhere by the same model, searched without the folder."""
-        x = np.asarray(vectors, dtype=np.float32)
+        x = np.array(vectors, dtype=np.float32)  # a copy: a memory-mapped file is read-only, a tensor is not
         if x.ndim != 2 or x.shape[1] != self.dim:
             raise ValueError(f"query vectors of shape {x.shape}: the tower maps (n, {self.dim}) arrays")
         out = self._block_of(query)(torch.from_numpy(x).to(self.device))

@@ -7,6 +7,8 @@
     ehi search --index DIR --queries-file queries.tsv --format trec        # a TREC run (qid<TAB>text lines)
     ehi info --index DIR                                                  # tree, leaf balance, config
     ehi export-faiss --index DIR --out ehi.faiss [--pq 96]                # a faiss.read_index file
+    ehi search --index DIR --query-vectors queries.npy                    # vectors encoded elsewhere
+    ehi compare DIR                                                       # the pipeline on a vectors folder
 
 Query files are read and searched in batches (``--batch-size``) and the results are printed as
 each batch finishes, so a long file streams. Their output is TSV with a header:
@@ -37,10 +39,11 @@ from ehi.core.io import atomic_path
 from ehi.core.kernels import pin_kernels
 from ehi.evaluate import trec
 from ehi.model.encoder import pick_device
-from ehi.serve.api import Hit, SearchIndex, SearchIndexError, load_index
+from ehi.serve.api import SearchIndex, SearchIndexError, load_index
+from ehi.serve.compare import add_compare_parser
+from ehi.serve.formats import format_info, format_table, tsv_rows
 from ehi.serve.queries import checked_queries, vector_queries
 
-TITLE_WIDTH = 80
 SEARCH_EXAMPLES = """examples:
   ehi search --index DIR --query "what causes fever" --beam 4 -k 10
   ehi search --index DIR --queries-file queries.txt --out run.tsv
@@ -78,19 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--out", metavar="FILE", help="write the results to FILE (whole, or not at all) instead of stdout")
     search.add_argument("-v", "--verbose", action="store_true",
                         help="keep the model loader's messages; show the traceback of an error")
-    compare = sub.add_parser(
-        "compare", help="the index comparison on a folder of precomputed vectors (the pipeline, one command)",
-        description="Run the pipeline on config/embeddings.yaml with DIR (docs/embeddings.md's layout) as the "
-                    "dataset and its encoder: the paper's tree and the floor recipe's against k-means IVF with as "
-                    "many lists, dev-tuned IVF, ScaNN and HNSW, routing counted, over three seeds; then print where "
-                    "the claims table, the KMR table and figure and the searchable index are. Outputs go under "
-                    "results/NAME and resources/NAME of the current directory.")
-    compare.add_argument("folder", metavar="DIR", help="the vectors folder (docs.npy, queries.npy, ids, qrels/)")
-    compare.add_argument("--name", default=None, help="the dataset's name in every path (default: DIR's own name)")
-    compare.add_argument("--cores", type=int, default=2, help="cores the pipeline may use (default: 2)")
-    compare.add_argument("--seeds", type=int, nargs="+", default=None, help="training seeds (default: 0 1 2)")
-    compare.add_argument("-n", "--dry-run", action="store_true", help="list the jobs, run none")
-    compare.add_argument("-v", "--verbose", action="store_true", help="show the traceback of an error")
+    add_compare_parser(sub)
     info = sub.add_parser(
         "info", help="tree shape, leaf balance and training config of an index",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -115,34 +106,6 @@ def build_parser() -> argparse.ArgumentParser:
                         help="an EHI index directory without --doc-ids: export corpus row numbers as ids")
     export.add_argument("-v", "--verbose", action="store_true", help="show the traceback of an error")
     return parser
-
-
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())  # tabs and newlines would break a TSV row
-
-
-def _short(text: str, width: int = TITLE_WIDTH) -> str:
-    text = _one_line(text)
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def format_table(query: str, hits: list[Hit], k: int | None = None) -> str:
-    """A readable ranked list: rank, score, doc_id, title."""
-    lines = [f"query: {query}"]
-    if not hits:
-        return "\n".join(lines + ["  (no documents in the visited leaves)"])
-    if k is not None and len(hits) < k:
-        lines[0] += f"  ({len(hits)} of -k {k}: the visited leaves hold no more)"
-    id_width = max(6, *(len(h.doc_id) for h in hits))
-    lines.append(f"{'rank':>4}  {'score':>8}  {'doc_id':<{id_width}}  title")
-    for rank, hit in enumerate(hits, 1):
-        lines.append(f"{rank:>4}  {hit.score:>8.4f}  {hit.doc_id:<{id_width}}  {_short(hit.title)}")
-    return "\n".join(lines)
-
-
-def tsv_rows(query_no: int, hits: list[Hit]) -> Iterator[str]:
-    for rank, hit in enumerate(hits, 1):
-        yield f"{query_no}\t{rank}\t{_one_line(hit.doc_id)}\t{hit.score:.6f}\t{_one_line(hit.title)}"
 
 
 def _batches(items: Iterator, size: int) -> Iterator[list]:
@@ -183,23 +146,6 @@ def run_search(index: SearchIndex, queries: Iterator[tuple[int, str]], args, out
         print(f"ehi search: {short} of {n} queries got fewer than -k {args.k} documents: their visited leaves "
               f"hold fewer (a larger --beam visits more leaves)", file=sys.stderr)
     return n
-
-
-def format_info(path: str, info: dict) -> str:
-    tree, leaves, enc = info["tree"], info["leaf_sizes"], info["encoder"]
-    lines = [
-        f"index:       {path}",
-        f"documents:   {info['n_docs']}",
-        f"tree:        height H={tree['height']}, branching B={tree['branching']}, {tree['n_leaves']} leaves, "
-        f"dim {tree['dim']}, path layout {tree['path_layout']}",
-        f"leaf sizes:  min {leaves['min']}, median {leaves['median']:g}, max {leaves['max']}, "
-        f"mean {leaves['mean']:.1f}, gini {leaves['gini']:.3f}, empty {leaves['empty']}",
-        f"encoder:     {enc.get('source', '?')} (max_length {enc.get('max_length', '?')})" if enc else
-        "encoder:     none (it searches query vectors: --query-vectors)",
-        "training config:" + ("" if info["train_config"] else " (none recorded)"),
-    ]
-    lines += [f"  {key}: {value}" for key, value in sorted(info["train_config"].items())]
-    return "\n".join(lines)
 
 
 @contextlib.contextmanager

@@ -33,7 +33,7 @@ def dataset_name(folder: Path, name: str | None) -> str:
     """``name``, or the folder's own name with every character a path component cannot take made '_'."""
     name = name or re.sub(r"[^A-Za-z0-9_.-]", "_", folder.resolve().name)[:100]
     if not re.match(NAME_PATTERN, name):
-        raise ConfigError(f"ehi compare: dataset name {name!r}: letters, digits, '_', '.' and '-' only; pass --name")
+        raise ConfigError(f"dataset name {name!r}: letters, digits, '_', '.' and '-' only; pass --name")
     return name
 
 
@@ -49,7 +49,7 @@ def check_results_are_ours(name: str, folder: Path, workdir: Path) -> None:
     if made_from is not None and Path(made_from).resolve() == folder.resolve():
         return
     if results.exists() or manifest.exists():
-        raise ConfigError(f"ehi compare: {results} holds results of another dataset than {folder}; "
+        raise ConfigError(f"{results} holds results of another dataset than {folder}; "
                           "pass --name with a name of its own")
 
 
@@ -79,9 +79,9 @@ def compare(folder: str | os.PathLike, name: str | None = None, cores: int = 2, 
     """Run the comparison on ``folder``; the pipeline's exit status (0: every output written)."""
     folder = Path(folder).expanduser()
     if not (folder / "doc_ids.txt").is_file():
-        raise ConfigError(f"ehi compare: {folder} is not a vectors folder (no doc_ids.txt; layout in docs/embeddings.md)")
+        raise ConfigError(f"{folder} is not a vectors folder (no doc_ids.txt; layout in docs/embeddings.md)")
     if not CONFIG.is_file() or importlib.util.find_spec("snakemake") is None:
-        raise ConfigError("ehi compare runs the pipeline of a repository checkout with its extra: "
+        raise ConfigError("it runs the pipeline of a repository checkout with its extra: "
                           "pip install -e '.[pipeline]' in a clone of the repository")
     name = dataset_name(folder, name)
     workdir = Path.cwd()
@@ -93,3 +93,20 @@ def compare(folder: str | os.PathLike, name: str | None = None, cores: int = 2, 
         queries = next(folder.glob("queries.*"), folder / "queries.npy")
         print(f"search it:   ehi search --index {outputs(name)['index']} --query-vectors {queries}")
     return status
+
+
+def add_compare_parser(sub) -> None:
+    """``ehi compare``'s arguments, on the ``ehi`` command's subparsers."""
+    compare = sub.add_parser(
+        "compare", help="the index comparison on a folder of precomputed vectors (the pipeline, one command)",
+        description="Run the pipeline on config/embeddings.yaml with DIR (docs/embeddings.md's layout) as the "
+                    "dataset and its encoder: the paper's tree and the floor recipe's against k-means IVF with as "
+                    "many lists, dev-tuned IVF, ScaNN and HNSW, routing counted, over three seeds; then print where "
+                    "the claims table, the KMR table and figure and the searchable index are. Outputs go under "
+                    "results/NAME and resources/NAME of the current directory.")
+    compare.add_argument("folder", metavar="DIR", help="the vectors folder (docs.npy, queries.npy, ids, qrels/)")
+    compare.add_argument("--name", default=None, help="the dataset's name in every path (default: DIR's own name)")
+    compare.add_argument("--cores", type=int, default=2, help="cores the pipeline may use (default: 2)")
+    compare.add_argument("--seeds", type=int, nargs="+", default=None, help="training seeds (default: 0 1 2)")
+    compare.add_argument("-n", "--dry-run", action="store_true", help="list the jobs, run none")
+    compare.add_argument("-v", "--verbose", action="store_true", help="show the traceback of an error")
