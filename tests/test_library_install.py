@@ -34,6 +34,7 @@ ehi.fit_tree(docs, height=1, branching=8, init="kmeans").save("tree")
 index = ehi.load_index("tree", device="cpu")
 hits = index.search(queries, beam=index.n_leaves, k=3)
 ehi.export_faiss("tree", "tree.faiss", row_ids=True)
+np.save("queries.npy", queries)
 print(json.dumps({"ehi": ehi.__file__, "top": [h[0].doc_id for h in hits],
                   "importable": [m for m in %r if importlib.util.find_spec(m)]}))
 """ % (HIDDEN,)
@@ -85,6 +86,12 @@ def test_pip_install_ehi_without_extras_is_a_working_library(tmp_path):
     assert out["importable"] == []  # nothing of the pipeline was there to lean on
     assert out["top"] == ["0", "1", "2", "3", "4"]  # each query's nearest document is the one it perturbs
     assert (work / "tree.faiss").is_file()
+    # the installed command: an index with no encoder searches query vectors
+    cli = subprocess.run([str(tmp_path / "env" / "bin" / "ehi"), "search", "--index", "tree", "--query-vectors",
+                          "queries.npy", "-k", "1", "--beam", "8"], capture_output=True, text=True, env=env, cwd=work,
+                         timeout=600)
+    assert cli.returncode == 0, cli.stderr[-3000:]
+    assert [line.split("\t")[2] for line in cli.stdout.splitlines()[1:]] == ["0", "1", "2", "3", "4"]
 
 
 def test_the_pipeline_and_scann_are_extras_not_runtime_dependencies():
