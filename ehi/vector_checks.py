@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import yaml
@@ -38,11 +39,26 @@ def tower_kind(name: str) -> str | None:
     return "identity" if (path / "doc_ids.txt").is_file() else None
 
 
+def is_text_encoder(name: str, vectors: str | None) -> bool:
+    """Whether ``encoder.name`` is known, before any job, to be a text encoder: a built-in alias, an
+    existing folder that holds no tower, or a hub id (``name`` or ``owner/name``) that is neither a
+    local path nor the vectors' folder. A path that does not exist yet (a tower a rule writes, a
+    fresh clone re-rendering committed results) is left to the job."""
+    from ehi.core.config_values import MINILM_ALIASES, TINY_RANDOM
+
+    name = str(name)
+    if name.lower() in (*MINILM_ALIASES, TINY_RANDOM[0]):
+        return True
+    if Path(name).exists():
+        return tower_kind(name) is None
+    return bool(re.fullmatch(r"[\w.-]+(/[\w.-]+)?", name)) and name != str(vectors)
+
+
 def check_vector_encoder(config: dict) -> None:
     """Over vectors the encoder is a tower; a tower reads vector datasets only."""
     source, name = config["dataset"]["source"], config["encoder"]["name"]
     kind = tower_kind(name)
-    if source == VECTOR_SOURCE and kind is None:
+    if source == VECTOR_SOURCE and is_text_encoder(name, config["dataset"].get("path")):
         raise ConfigError(f"config encoder.name: {name!r} is a text encoder, but dataset.source {VECTOR_SOURCE} "
                           "holds vectors; name the vectors' folder itself (the identity tower, "
                           f"{config['dataset'].get('path')!r}) or a tower folder (docs/embeddings.md)")

@@ -35,8 +35,12 @@ def test_the_encoder_over_vectors_is_a_tower_and_a_tower_reads_vectors_only(worl
         check_vector_encoder(config())
     with pytest.raises(ConfigError, match="is a vector tower, which reads dataset.source embeddings only"):
         check_vector_encoder(config(source="beir", encoder=world))
+    with pytest.raises(ConfigError, match="'owner/model' is a text encoder"):
+        check_vector_encoder(config(encoder="owner/model"))
     check_vector_encoder(config(encoder=world))
     check_vector_encoder(config(source="beir"))
+    # a tower a rule has not written yet (or a fresh clone's): left to the job
+    check_vector_encoder(config(encoder="resources/worlds/n1e4_linear"))
 
 
 def test_a_dual_encoder_needs_a_tower_that_trains(world, tmp_path):
