@@ -127,7 +127,10 @@ class SearchIndex:
         dim = self.index.indexer.dim
         if vectors.ndim != 2 or vectors.shape[1] != dim or not np.issubdtype(vectors.dtype, np.floating):
             raise SearchIndexError(f"query vectors must be a float (n, {dim}) array, got {vectors.dtype} {vectors.shape}")
-        if self._encoder is not None and getattr(self.encoder, "precomputed", False):  # a vector tower
+        encoder = self._encoder
+        tower = (Path(encoder, "tower.json").is_file() if isinstance(encoder, (str, os.PathLike))
+                 else getattr(encoder, "precomputed", False))  # a text encoder is never loaded for this
+        if tower:
             return self.encoder.encode_vectors(vectors, query=True)
         return np.ascontiguousarray(vectors, dtype=np.float32)
 

@@ -85,3 +85,17 @@ def test_a_fitted_tree_opens_and_refuses_text_queries(tmp_path):
     assert served.search(docs[:2], beam=4, k=1)[0][0].doc_id == "0"
     with pytest.raises(SearchIndexError, match="this index has no encoder"):
         served.search(["a text"])
+
+
+def test_a_text_encoder_index_searches_its_own_query_vectors_as_its_texts(tmp_path):
+    from ehi.model.encoder import load_encoder
+
+    encoder = load_encoder("tiny-random", max_length=16, device="cpu")
+    texts = [f"document {i} about {w}" for i, w in enumerate(["rivers", "castles", "violins", "engines"] * 10)]
+    torch.manual_seed(0)
+    index = EHIIndex.build(encoder.encode(texts, batch_size=16), TreeIndexer(encoder.dim, height=1, branching=4))
+    corpus = pd.DataFrame({"doc_id": [f"d{i}" for i in range(40)], "title": "", "text": texts})
+    served = load_index(save_search_index(tmp_path / "idx", index, encoder, corpus, {"max_length": 16}), device="cpu")
+    queries = ["castles and rivers", "an engine"]
+    by_text = served.search(queries, beam=4, k=5)
+    assert served.search(encoder.encode(queries), beam=4, k=5) == by_text
