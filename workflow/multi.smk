@@ -103,6 +103,35 @@ rule across_datasets:
         "scripts/across_datasets.py"
 
 
+rule geometry:
+    input:
+        [f"results/{n}/geometry.json" for n in DATASETS],
+
+
+# The world held to the real collections (ehi/report/world_fit.py): this config's datasets and the
+# committed ones `world_fit.compare_with` names, each from its own geometry and summary files.
+WORLD_FIT = [*DATASETS, *(n for n in config.get("world_fit", {}).get("compare_with", []) if n not in DATASETS)]
+
+
+rule world_fit:
+    input:
+        geometry=[f"results/{n}/geometry.json" if n in DATASETS else os.path.abspath(f"results/{n}/geometry.json")
+                  for n in WORLD_FIT],
+        summaries=[f"results/{n}/main/summary.parquet" if n in DATASETS
+                   else os.path.abspath(f"results/{n}/main/summary.parquet") for n in WORLD_FIT],
+    output:
+        md="results/tables/world_fit.md",
+        csv="results/tables/world_fit.csv",
+    params:
+        datasets=WORLD_FIT,
+    log:
+        "logs/world_fit.log",
+    conda:
+        "envs/ehi.yaml"
+    script:
+        "scripts/world_fit.py"
+
+
 rule tables:
     input:
         [f for n in REPORTED for f in getattr(rules, PREFIX[n] + "tables").output],

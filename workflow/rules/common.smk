@@ -11,6 +11,7 @@ from ehi.core.config_values import check_values
 from ehi.evaluate.metric_registry import families as metric_families
 from ehi.core.errors import exit_on_user_error
 from ehi.data.manifest import check_manifest
+from ehi.data.produced import produced_inputs
 from ehi.core.config import canonical
 from ehi.core.config_schema import variant_columns, variant_key_order
 from ehi.train.model_keys import model_settings
@@ -108,6 +109,8 @@ def train_params(variant, model):
     replica's own seed comes in through its path."""
     params = {**config["train"], **variant_overrides(variant), "max_length": config["encoder"]["max_length"]}
     params.pop("seeds", None)
+    if config["search"]["budget_cost"] != "documents":  # dev selection reads the tables' cost model
+        params["dev_cost"] = config["search"]["budget_cost"]
     params = model_settings(params, model)
     if params.get("branching") == "auto":  # the training reads rule dev_leaf_count's choice from there
         params["branching"] = f"auto:{LEAF_COUNT}"

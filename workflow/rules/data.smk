@@ -2,15 +2,22 @@
 # tables in the schemas of ehi.core.schemas.
 
 
+OPTIONAL_DATA_KEYS = ("query_split", "train_queries")
+
+
 rule prepare_data:
+    input:
+        # a folder the dataset names that a rule writes (workflow/rules/produced.smk)
+        produced=produced_inputs(config),
     output:
         corpus=f"{DATA_DIR}/corpus.parquet",
         queries=f"{DATA_DIR}/queries.parquet",
         qrels=f"{DATA_DIR}/qrels.parquet",
         manifest=f"{DATA_DIR}/manifest.json",
     params:
-        # query_split joins the params only when set: configs without it keep their jobs as they were
-        dataset=canonical({k: v for k, v in config["dataset"].items() if k != "query_split" or v}),
+        # query_split and train_queries join the params only when set: configs without them keep
+        # their jobs as they were
+        dataset=canonical({k: v for k, v in config["dataset"].items() if k not in OPTIONAL_DATA_KEYS or v}),
         version=VERSIONS["data"],
     log:
         f"logs/{DS}/prepare_data.log",
