@@ -11,7 +11,7 @@ from ehi.core.config_values import check_values
 from ehi.evaluate.metric_registry import families as metric_families
 from ehi.core.errors import exit_on_user_error
 from ehi.data.manifest import check_manifest
-from ehi.data.produced import produced_inputs
+from ehi.data.produced import produced_folders, produced_inputs
 from ehi.core.config import canonical
 from ehi.core.config_schema import variant_columns, variant_key_order
 from ehi.train.model_keys import model_settings
@@ -62,9 +62,12 @@ VERSIONS = {stage: upstream_versions(stage) for stage in STAGES}
 
 # The encoder as a param of the rules that start from it (embed, the trainings): a local folder
 # enters with a digest of its files (ehi.core.fingerprint), so naming another folder, or changing
-# the one named, reruns them; a built-in alias or hub id enters as its name, as before.
-_ENCODER_ID = encoder_identity(config["encoder"]["name"])
-ENCODER_ID = {"encoder_id": _ENCODER_ID} if _ENCODER_ID != config["encoder"]["name"] else {}
+# the one named, reruns them; a built-in alias or hub id enters as its name, as before. A folder a
+# rule of the DAG writes (workflow/rules/produced.smk) enters as its name: it may not exist yet when
+# this parses, and a rewrite of it reaches these rules through the preparation that reads it.
+_ENCODER = config["encoder"]["name"]
+_ENCODER_ID = _ENCODER if os.path.normpath(_ENCODER) in produced_folders(config) else encoder_identity(_ENCODER)
+ENCODER_ID = {"encoder_id": _ENCODER_ID} if _ENCODER_ID != _ENCODER else {}
 
 
 TRAIN_KEY_ORDER = variant_key_order(os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"))
