@@ -60,11 +60,11 @@ ENV = "../envs/ehi.yaml"
 # (ehi.core.staleness).
 VERSIONS = {stage: upstream_versions(stage) for stage in STAGES}
 
-# The encoder as a param of the rules that start from it (embed, the trainings): a local folder
+# The encoder as a param of the jobs that start from it (embed, the trainings): a local folder
 # enters with a digest of its files (ehi.core.fingerprint), so naming another folder, or changing
-# the one named, reruns them; a built-in alias or hub id enters as its name, as before. A folder a
-# rule of the DAG writes (workflow/rules/produced.smk) enters as its name: it may not exist yet when
-# this parses, and a rewrite of it reaches these rules through the preparation that reads it.
+# the one named, reruns them; a built-in alias or hub id enters as its name, as before. A folder
+# the DAG writes itself (workflow/rules/produced.smk) enters as its name: it may not exist yet when
+# this parses, and a rewrite of it reaches these jobs through the preparation that reads it.
 _ENCODER = config["encoder"]["name"]
 _ENCODER_ID = _ENCODER if os.path.normpath(_ENCODER) in produced_folders(config) else encoder_identity(_ENCODER)
 ENCODER_ID = {"encoder_id": _ENCODER_ID} if _ENCODER_ID != _ENCODER else {}
