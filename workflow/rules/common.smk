@@ -49,7 +49,7 @@ with exit_on_user_error("snakemake"):
     # report-only run reads neither: a fresh clone re-renders committed results without them)
     if not REPORT_ONLY:
         check_values(config, lambda system: rule_settings(config["search"], system),
-                     known_corpus_size(config["dataset"], DATA_DIR))
+                     known_corpus_size(config["dataset"], DATA_DIR), produced_folders(config))
 # The conda environment every rule runs in (pip users already have it through pyproject.toml).
 ENV = "../envs/ehi.yaml"
 
@@ -112,8 +112,10 @@ def train_params(variant, model):
     replica's own seed comes in through its path."""
     params = {**config["train"], **variant_overrides(variant), "max_length": config["encoder"]["max_length"]}
     params.pop("seeds", None)
-    if config["search"]["budget_cost"] != "documents":  # dev selection reads the tables' cost model
-        params["dev_cost"] = config["search"]["budget_cost"]
+    if params.get("dev_cost") is None:  # unset: dev selection reads the tables' cost model
+        params.pop("dev_cost", None)
+        if config["search"]["budget_cost"] != "documents":
+            params["dev_cost"] = config["search"]["budget_cost"]
     params = model_settings(params, model)
     if params.get("branching") == "auto":  # the training reads rule dev_leaf_count's choice from there
         params["branching"] = f"auto:{LEAF_COUNT}"
