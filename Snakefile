@@ -11,6 +11,7 @@ from ehi.core.errors import exit_on_user_error
 from ehi.search.factory_kinds import register_factories
 from ehi.search.registry import check_systems, system_pattern
 from ehi.core.kernels import pin_kernels
+from ehi.vector_checks import check_vector_dataset_name
 
 # the same CPU kernels on every machine (ehi/core/kernels.py): set here, inherited by every job
 pin_kernels()
@@ -71,6 +72,7 @@ else:
     # ehi/core/plugins.py, ehi/search/factory_kinds.py), not a typed list
     with exit_on_user_error("snakemake"):
         validate_config(config, SCHEMA, validate, CONFIG_FILES)
+        check_vector_dataset_name(config, CONFIG_FILES, SCHEMA)
         register_factories(config["search"]["faiss_factories"])
         check_systems(config["search"]["systems"], "search.systems")
         check_systems(config["ablation_systems"], "ablation_systems", encoders=("de", "ehi"))

@@ -1,5 +1,5 @@
 """ehi installs into an existing environment: `dependencies` name compatible ranges (another torch 2.x,
-a CUDA build, is kept), the exact tested set is constraints.txt, test-only readers sit in [test]
+a CUDA build, is kept), the exact tested set is constraints.txt, the pipeline sits in [pipeline], ScaNN in [scann], test-only readers in [test]
 and the SLURM executor in [slurm]; pip, asked to install ehi beside a torch 2.x, keeps it."""
 
 import json
@@ -37,12 +37,14 @@ def test_test_only_packages_and_the_slurm_plugin_are_extras():
     assert "snakemake-executor-plugin-slurm" in extras["slurm"] and "snakemake-executor-plugin-slurm" not in RUNTIME
 
 
-def test_constraints_pin_every_runtime_dependency_within_its_range():
+def test_constraints_pin_every_runtime_and_pipeline_dependency_within_its_range():
     pins = {}
     for line in (REPO / "constraints.txt").read_text().splitlines():
         if m := re.match(r"^([A-Za-z0-9_.\-]+)==(\S+)", line.strip()):
             pins[m.group(1).lower().replace("_", "-")] = m.group(2)
-    for name, requirement in RUNTIME.items():
+    extras = PROJECT["optional-dependencies"]
+    pipeline = {Requirement(r).name.lower(): Requirement(r) for r in extras["pipeline"] + extras["scann"]}
+    for name, requirement in {**RUNTIME, **pipeline}.items():
         assert name in pins, f"constraints.txt pins no {name}"
         assert requirement.specifier.contains(pins[name], prereleases=True), (name, pins[name], str(requirement))
 

@@ -59,7 +59,6 @@ def pipeline_run(folder: Path, run: Path) -> None:
     ehi.export_faiss(folder / "DIR", folder / "ehi.faiss")
 
 
-FIXTURES = {f.__name__: f for f in (own_embeddings,)}
 RUN_FIXTURES = {f.__name__: f for f in (pipeline_run,)}  # on the session's run of the test config
 
 
@@ -70,6 +69,20 @@ def pipeline_ndcg_at_beam_4(run: Path) -> float:
     return float(at.value.iloc[0])
 
 
+def vectors_folder(folder: Path) -> None:
+    """mine/: a small synthetic vector world (600 documents, 32-d, 150/50/50 queries) in the layout
+    of docs/embeddings.md, what `ehi compare mine` reads."""
+    from ehi.data.vector_world import WorldConfig, generate_world
+
+    generate_world(folder / "mine", WorldConfig(n_docs=600, dim=32, n_train=150, n_dev=50, n_test=50,
+                                                query_noise=2.1))
+
+
+FIXTURES = {f.__name__: f for f in (own_embeddings, vectors_folder)}
+# what an example (a shell block) says it writes, checked after it
+WRITES = {"vectors_folder": ("results/tables/mine_claims.md", "results/tables/mine_kmr.md",
+                             "results/figures/mine/kmr_ndcg_at_10.png", "mine.trec")}
+TIMEOUTS = {"vectors_folder": 1800}  # the whole pipeline, three seeds (docs/embeddings.md gives its cost)
 # what an example's comments promise, checked after it in the same process
 PROMISES = {"own_embeddings": """
 import faiss, json
@@ -103,8 +116,11 @@ def test_the_example_runs_verbatim(block, tmp_path, request):
         command = [sys.executable, "-c", block.code + PROMISES.get(block.marker[1], "")]
     else:
         command = ["bash", "-euo", "pipefail", "-c", block.code]
-    proc = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=TIMEOUTS.get(block.marker[1], 300))
     assert proc.returncode == 0, f"{block.where} failed:\n{block.code}\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
     if run is not None and re.search(r"beam=4\.trec|budget_value == 4", block.code):  # a reader of the pipeline's metric
         printed = float(re.search(r"0\.\d{4,}", proc.stdout).group())
         assert printed == pytest.approx(pipeline_ndcg_at_beam_4(run), abs=6e-5), (block.where, proc.stdout)
+    missing = [path for path in WRITES.get(block.marker[1], ()) if not (tmp_path / path).is_file()]
+    assert not missing, f"{block.where} did not write {missing}"

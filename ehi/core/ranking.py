@@ -1,12 +1,15 @@
 """The two rules every stage reads rankings by, below the stages so that training's dev selection
 and the evaluation share them: which point of a measured curve stands for a budget, and the
-metrics of ranked document rows."""
+metrics of ranked document rows; and ``GROUP``, the columns that name one search of a run (here
+so that ``ehi search``'s TREC output needs none of the evaluation's libraries)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ehi.core.rank_metrics import padded, rank_metrics
+
+GROUP = ["system", "variant", "budget_param", "budget_value"]  # one search = one point of a curve
 
 
 BUDGET_RTOL = 1e-9  # a fraction equal to the target but for float rounding is within it

@@ -38,11 +38,10 @@ from ehi.core.work import fraction_of_work
 from ehi.data.dataset import qrels_dict
 from ehi.evaluate.metric_registry import MetricContext, ranx_names, registered, scorers
 from ehi.evaluate.native_scorers import judged_qids
-from ehi.core.ranking import at_budget, ranked_rows_metrics  # noqa: F401 (re-exported)
+from ehi.core.ranking import GROUP, at_budget, ranked_rows_metrics  # noqa: F401 (re-exported)
 
 DEFAULT_METRICS = ("ndcg@10", "mrr@10", "recall@10", "recall@100", "recall@1000")
 TARGETS = (0.01, 0.02, 0.05, 0.1, 0.2, 1.0)
-GROUP = ["system", "variant", "budget_param", "budget_value"]  # one search = one point of a curve
 
 
 def run_frame(query_ids, doc_ids_of_rows, rows, scores, system: str, variant: str, budget_param: str,

@@ -34,7 +34,7 @@ import pandas as pd
 from ehi.core.errors import DataError
 from ehi.core.io import atomic_path
 from ehi.data.judgements import relevant
-from ehi.evaluate.metrics import GROUP
+from ehi.core.ranking import GROUP  # not through ehi.evaluate.metrics: `ehi search` needs no ranx
 
 QRELS_FILE = "qrels.txt"
 # -c: average over every query of the qrels (0 for one the run lacks), as the pipeline's metrics do

@@ -68,36 +68,57 @@ class VectorTower(nn.Module):
     precomputed = True  # no layer cache: the vectors are the frozen layers' output
 
     def __init__(self, vectors: str | os.PathLike, kind: str = "identity", shared: bool = True, hidden: int = 0,
-                 name: str = "tower", seed: int = 0):
+                 name: str = "tower", seed: int = 0, dim: int | None = None):
         super().__init__()
         if kind not in KINDS:
             raise ConfigError(f"tower kind {kind!r}: expected one of {KINDS}")
         self.vectors, self.kind, self.shared, self.hidden = str(Path(vectors).resolve()), kind, shared, hidden
-        self.docs, self.queries = load_arrays(self.vectors)
+        # the arrays are opened on first use: a saved tower maps query vectors (encode_vectors, a
+        # search index's --query-vectors) without the folder it was trained on
+        self._arrays = None if dim else load_arrays(self.vectors)
+        self._dim = int(dim) if dim else int(self._arrays[0].shape[1])
         self.name, self.max_length = name, 0
         torch.manual_seed(seed)
         d = self.dim
         self.model = (nn.ModuleDict({"tower": _block(kind, d, hidden)}) if shared else
                       nn.ModuleDict({"docs": _block(kind, d, hidden), "queries": _block(kind, d, hidden)}))
-        stat = Path(self.vectors, "docs.npy")
-        stat = stat if stat.exists() else Path(self.vectors, "docs.safetensors")
-        # what the embedding cache keys besides the weights: which vectors, as last written
-        self.tokenizer = f"vectors {self.vectors} {stat.stat().st_size} {stat.stat().st_mtime_ns}"
         self.register_buffer("_anchor", torch.zeros(0), persistent=False)
 
     @property
+    def docs(self):
+        return self._rows()[0]
+
+    @property
+    def queries(self):
+        return self._rows()[1]
+
+    def _rows(self):
+        if self._arrays is None:
+            self._arrays = load_arrays(self.vectors)
+        return self._arrays
+
+    @property
+    def tokenizer(self) -> str:
+        """What the embedding cache keys besides the weights: which vectors, as last written."""
+        stat = Path(self.vectors, "docs.npy")
+        stat = stat if stat.exists() else Path(self.vectors, "docs.safetensors")
+        return f"vectors {self.vectors} {stat.stat().st_size} {stat.stat().st_mtime_ns}"
+
+    @property
     def dim(self) -> int:
-        return int(self.docs.shape[1])
+        return self._dim
 
     @property
     def device(self) -> torch.device:
         return self._anchor.device
 
+    def _block_of(self, query: bool) -> nn.Module:
+        return self.model["tower"] if self.shared else self.model["queries" if query else "docs"]
+
     def _side(self, rows: np.ndarray, query: bool) -> torch.Tensor:
         table = self.queries if query else self.docs
         x = torch.from_numpy(np.asarray(table[rows], dtype=np.float32)).to(self.device)
-        block = self.model["tower"] if self.shared else self.model["queries" if query else "docs"]
-        return F.normalize(block(x), dim=-1)
+        return F.normalize(self._block_of(query)(x), dim=-1)
 
     def forward(self, texts: list[str]) -> torch.Tensor:
         keys = list(texts)
@@ -125,8 +146,19 @@ class VectorTower(nn.Module):
         self.train(was_training)
         return out.astype(np.float32)
 
+    @torch.no_grad()
+    def encode_vectors(self, vectors: np.ndarray, query: bool = True) -> np.ndarray:
+        """Vectors of the folder's kind (not row keys) through one side of the tower, unit-normalised:
+        new queries encoded elsewhere by the same model, searched without the folder."""
+        x = np.array(vectors, dtype=np.float32)  # a copy: a memory-mapped file is read-only, a tensor is not
+        if x.ndim != 2 or x.shape[1] != self.dim:
+            raise ValueError(f"query vectors of shape {x.shape}: the tower maps (n, {self.dim}) arrays")
+        out = self._block_of(query)(torch.from_numpy(x).to(self.device))
+        return F.normalize(out, dim=-1).cpu().numpy().astype(np.float32)
+
     def spec(self) -> dict:
-        return {"vectors": self.vectors, "kind": self.kind, "shared": self.shared, "hidden": self.hidden}
+        return {"vectors": self.vectors, "kind": self.kind, "shared": self.shared, "hidden": self.hidden,
+                "dim": self.dim}
 
     def save(self, path: str | os.PathLike) -> None:
         from safetensors.torch import save_file
@@ -158,7 +190,7 @@ def load_tower(path: str | os.PathLike, seed: int = 0, device: str | torch.devic
         return VectorTower(path, name=str(path), seed=seed).to(device).eval()
     spec = json.loads((path / SPEC).read_text())
     tower = VectorTower(spec["vectors"], spec.get("kind", "identity"), spec.get("shared", True),
-                        spec.get("hidden", 0), name=str(path), seed=seed)
+                        spec.get("hidden", 0), name=str(path), seed=seed, dim=spec.get("dim"))
     weights = sorted(path.glob("*.safetensors"))
     if weights:
         load_weights(tower.model, *weights)

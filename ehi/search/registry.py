@@ -25,6 +25,7 @@ imports this module to constrain its ``system`` wildcard, and must not pay for f
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
@@ -80,6 +81,8 @@ class AnnKind:
     # search.* keys that map kind names to settings (search.faiss_factories): the search rule's
     # params hold this kind's entry only, so editing another kind's entry reruns nothing here
     keyed_settings: tuple[str, ...] = ()
+    # (module, extra): an optional dependency its searcher imports, and the ehi extra that installs it
+    needs: tuple[str, str] | None = None
 
     def colour_of(self, encoder: str) -> str | None:
         return dict(self.colours).get(encoder)
@@ -145,9 +148,9 @@ _BUILTIN = (
             marker="^", in_paper=False, from_shards=f"{_SHARDS}:hnsw_from_shards",
             colours=(("ehi", "#9467bd"), ("de", "#2ca02c"))),
     AnnKind("scann", f"{_SCANN}:ScannSearcher", _scann_grid, ("scann_leaves",), (("scoring", "bf"),),
-            marker="D", colours=(("ehi", "#8c564b"), ("de", "#bcbd22"))),
+            marker="D", colours=(("ehi", "#8c564b"), ("de", "#bcbd22")), needs=("scann", "scann")),
     AnnKind("scann-ah", f"{_SCANN}:ScannSearcher", _scann_ah_grid, ("scann_leaves",), (("scoring", "ah"),),
-            marker="x", in_paper=False, colours=(("ehi", "#c49c94"), ("de", "#1a3a6b"))),
+            marker="x", in_paper=False, colours=(("ehi", "#c49c94"), ("de", "#1a3a6b")), needs=("scann", "scann")),
     AnnKind("faiss-ivfpq", "ehi.search.faiss_pq:IVFPQSearcher", ivfpq_grid, ("ivf_nlist", *PQ_SETTINGS),
             marker="s", in_paper=False, colours=(("ehi", "#f7b6d2"), ("de", "#98df8a"))),
 )
@@ -224,6 +227,10 @@ def check_systems(systems, key: str = "search.systems", encoders=ENCODERS) -> No
     # index no rule can build
     for search in dict.fromkeys(s.split("+", 1)[1] for s in systems):
         kind = ann_kind(search)
+        if kind.needs and importlib.util.find_spec(kind.needs[0]) is None:
+            raise ConfigError(f"config {key}: {[s for s in systems if s.split('+', 1)[1] == search]} need "
+                              f"{kind.needs[0]}, which is not installed: pip install 'ehi[{kind.needs[1]}]' "
+                              "(or leave these systems out)")
         wrong = [s for s in systems if s.split("+", 1)[1] == search and kind.encoders
                  and s.split("+", 1)[0] not in kind.encoders]
         if wrong:

@@ -12,6 +12,9 @@ Python::
     from ehi.serve.api import load_index
     hits = load_index("resources/scifact/search_index").search(["what causes fever?"], beam=4, k=10)
     for doc_id, title, score in hits[0]: ...
+
+``DIR/encoder/`` is a vector tower's folder (``tower.json``) where the dataset was precomputed
+vectors; such an index searches query vectors, ``search(np.load("queries.npy"))``.
 """
 
 from __future__ import annotations
@@ -90,14 +93,17 @@ class SearchIndex:
     """An encoder + an EHIIndex + document ids and titles: text in, ranked documents out."""
 
     def __init__(self, index: EHIIndex, doc_ids: list[str], titles: list[str], config: dict,
-                 encoder: Encoder | str | os.PathLike, device: str | None = "auto"):
+                 encoder: Encoder | str | os.PathLike | None, device: str | None = "auto"):
         self.index, self.doc_ids, self.titles, self.config = index, doc_ids, titles, config
         self._encoder, self.device = encoder, device
 
     @property
     def encoder(self) -> Encoder:
         # loaded on first use: `ehi info` never needs the (possibly large) model
-        if not isinstance(self._encoder, Encoder):
+        if self._encoder is None:
+            raise SearchIndexError("this index has no encoder (a tree fitted on vectors, ehi.fit_tree): search it with "
+                                   "query vectors, an (n, dim) array (ehi search --query-vectors FILE)")
+        if isinstance(self._encoder, (str, os.PathLike)):  # a folder: a text encoder's, or a vector tower's
             max_length = self.config["encoder"]["max_length"]
             self._encoder = load_encoder(str(self._encoder), max_length=max_length, device=self.device)
         return self._encoder
@@ -114,19 +120,38 @@ class SearchIndex:
             raise SearchIndexError(f"beam must be between 1 and the number of leaves ({self.n_leaves}), got {beam}")
         return int(beam)
 
-    def search_arrays(self, texts: list[str], beam: int | None = None, k: int = 10,
+    def query_embeddings(self, vectors: np.ndarray) -> np.ndarray:
+        """Query vectors encoded elsewhere, as the index searches them: through a vector tower's
+        query side (then unit-normalised), or as given for a text encoder (its output)."""
+        vectors = np.asarray(vectors)
+        dim = self.index.indexer.dim
+        if vectors.ndim != 2 or vectors.shape[1] != dim or not np.issubdtype(vectors.dtype, np.floating):
+            raise SearchIndexError(f"query vectors must be a float (n, {dim}) array, got {vectors.dtype} {vectors.shape}")
+        encoder = self._encoder
+        tower = (Path(encoder, "tower.json").is_file() if isinstance(encoder, (str, os.PathLike))
+                 else getattr(encoder, "precomputed", False))  # a text encoder is never loaded for this
+        if tower:
+            return self.encoder.encode_vectors(vectors, query=True)
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def search_arrays(self, texts: list[str] | np.ndarray, beam: int | None = None, k: int = 10,
                       batch_size: int = 64) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Encode ``texts`` and search: rows (nq, k) corpus positions (-1 padded), scores, n_scored."""
+        """Encode ``texts`` (or take query vectors, :meth:`query_embeddings`) and search: rows
+        (nq, k) corpus positions (-1 padded), scores, n_scored."""
         beam = self.check_beam(beam)
         if k < 1:
             raise SearchIndexError(f"k must be at least 1, got {k}")
-        query_emb = self.encoder.encode(list(texts), batch_size=batch_size)  # (nq, d)
+        if isinstance(texts, np.ndarray):
+            query_emb = self.query_embeddings(texts)
+        else:
+            query_emb = self.encoder.encode(list(texts), batch_size=batch_size)  # (nq, d)
         return self.index.search(query_emb, beam=beam, k=k)
 
-    def search(self, texts: list[str], beam: int | None = None, k: int = 10,
+    def search(self, texts: list[str] | np.ndarray, beam: int | None = None, k: int = 10,
                batch_size: int = 64) -> list[list[Hit]]:
         """Top-k (doc_id, title, score) of each query text, best first; fewer than k when the
-        visited leaves hold fewer documents."""
+        visited leaves hold fewer documents. ``texts`` may be an (n, d) array of query vectors
+        encoded elsewhere (a vectors dataset's index needs no encoder: :meth:`query_embeddings`)."""
         rows, scores, _ = self.search_arrays(texts, beam, k, batch_size)
         return [[Hit(self.doc_ids[r], self.titles[r], float(s)) for r, s in zip(row, score) if r >= 0]
                 for row, score in zip(rows, scores)]
@@ -147,13 +172,19 @@ class SearchIndex:
 
 
 def load_index(in_dir: str | os.PathLike, device: str | None = "auto") -> SearchIndex:
-    """Open a directory written by :func:`save_search_index`. The encoder is loaded at the first
+    """Open a directory written by :func:`save_search_index`, or a bare tree index
+    (``EHIIndex.save``, as after :func:`ehi.fit_tree`: document ids are its rows, and it searches
+    query vectors only). The encoder is loaded at the first
     search and runs on ``device`` (``auto`` = CUDA when present); the index searches on the CPU.
     Everything but the model weights is checked here (:mod:`ehi.serve.index_checks`), so a broken
     directory fails on opening, for ``ehi info`` as for a search, with a :class:`SearchIndexError`."""
     src = Path(in_dir)
     if not src.is_dir():
         raise SearchIndexError(f"no search index at {src}: directory not found")
+    if (src / "index.json").is_file():  # a bare EHIIndex (EHIIndex.save, ehi.fit_tree): rows as ids, no encoder
+        index = EHIIndex.load(src)
+        rows = [str(row) for row in range(index.n_docs)]
+        return SearchIndex(index, rows, [""] * index.n_docs, {"encoder": {}}, None, device)
     missing = [p for p in ("config.json", "docs.parquet", "encoder", "index") if not (src / p).exists()]
     if missing:
         raise SearchIndexError(f"{src} is not a search index: missing {', '.join(missing)} "

@@ -7,6 +7,8 @@
     ehi search --index DIR --queries-file queries.tsv --format trec        # a TREC run (qid<TAB>text lines)
     ehi info --index DIR                                                  # tree, leaf balance, config
     ehi export-faiss --index DIR --out ehi.faiss [--pq 96]                # a faiss.read_index file
+    ehi search --index DIR --query-vectors queries.npy                    # vectors encoded elsewhere
+    ehi compare DIR                                                       # the pipeline on a vectors folder
 
 Query files are read and searched in batches (``--batch-size``) and the results are printed as
 each batch finishes, so a long file streams. Their output is TSV with a header:
@@ -28,15 +30,18 @@ import os
 import re
 import sys
 from pathlib import Path
+
+import numpy as np
 from typing import TYPE_CHECKING, Iterator, TextIO
 
 from ehi import __version__
 from ehi.core.errors import SearchIndexError, exit_on_user_error
 from ehi.core.kernels import pin_kernels
-from ehi.serve.queries import checked_queries
+from ehi.serve.compare import add_compare_parser
+from ehi.serve.queries import checked_queries, vector_queries
 
 if TYPE_CHECKING:
-    from ehi.serve.api import Hit, SearchIndex
+    from ehi.serve.api import SearchIndex
 # torch, transformers and pandas are imported where a command needs them: --help and --version
 # answer without them
 
@@ -64,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="examples:\n  ehi search --index resources/synthetic/main/ehi/search_index --query \"leaf collapse\"\n"
                "  ehi info --index resources/synthetic/main/ehi/search_index\n  ehi search --help")
     parser.add_argument("--version", action="version", version=f"ehi {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{search,info,export-faiss}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{search,info,export-faiss,compare}")
     search = sub.add_parser(
         "search", help="ranked documents for one or more queries", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Encode each query, route it down the tree with a beam (--beam leaves kept per level), score "
@@ -75,6 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
     source = search.add_mutually_exclusive_group(required=True)
     source.add_argument("--query", action="append", help="a query text (repeat for several)")
     source.add_argument("--queries-file", metavar="FILE", help="one query per line; '-' reads stdin")
+    source.add_argument("--query-vectors", metavar="FILE",
+                        help="query vectors encoded elsewhere, a (n, dim) .npy or .safetensors file: no encoder "
+                             "runs (an index of a vectors dataset); queries are named by query_ids.txt beside "
+                             "FILE when it has a line a row, else by row number from 0")
     search.add_argument("--beam", type=int, default=None,
                         help="leaves kept per tree level (default: 4, capped at the leaf count; "
                              "the number of leaves = exact search)")
@@ -88,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--out", metavar="FILE", help="write the results to FILE (whole, or not at all) instead of stdout")
     search.add_argument("-v", "--verbose", action="store_true",
                         help="keep the model loader's messages; show the traceback of an error")
+    add_compare_parser(sub)
     info = sub.add_parser(
         "info", help="tree shape, leaf balance and training config of an index",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -120,34 +130,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())  # tabs and newlines would break a TSV row
-
-
-def _short(text: str, width: int = TITLE_WIDTH) -> str:
-    text = _one_line(text)
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def format_table(query: str, hits: list[Hit], k: int | None = None) -> str:
-    """A readable ranked list: rank, score, doc_id, title."""
-    lines = [f"query: {query}"]
-    if not hits:
-        return "\n".join(lines + ["  (no documents in the visited leaves)"])
-    if k is not None and len(hits) < k:
-        lines[0] += f"  ({len(hits)} of -k {k}: the visited leaves hold no more)"
-    id_width = max(6, *(len(h.doc_id) for h in hits))
-    lines.append(f"{'rank':>4}  {'score':>8}  {'doc_id':<{id_width}}  title")
-    for rank, hit in enumerate(hits, 1):
-        lines.append(f"{rank:>4}  {hit.score:>8.4f}  {hit.doc_id:<{id_width}}  {_short(hit.title)}")
-    return "\n".join(lines)
-
-
-def tsv_rows(query_no: int, hits: list[Hit]) -> Iterator[str]:
-    for rank, hit in enumerate(hits, 1):
-        yield f"{query_no}\t{rank}\t{_one_line(hit.doc_id)}\t{hit.score:.6f}\t{_one_line(hit.title)}"
-
-
 def _batches(items: Iterator, size: int) -> Iterator[list]:
     while batch := list(itertools.islice(items, size)):
         yield batch
@@ -156,18 +138,22 @@ def _batches(items: Iterator, size: int) -> Iterator[list]:
 def run_search(index: SearchIndex, queries: Iterator[tuple[int, str]], args, out: TextIO) -> int:
     """Search ``queries`` batch by batch, writing each batch's results as soon as it is ready."""
     from ehi.evaluate import trec
+    from ehi.serve.formats import format_table, tsv_rows
 
     fmt = args.format or ("table" if args.query else "tsv")
     if fmt == "tsv":
         print("query_no\trank\tdoc_id\tscore\ttitle", file=out)
+    vectors = bool(getattr(args, "query_vectors", None))  # (query id, vector) pairs, else numbered lines
     if fmt == "trec":
-        queries = (trec.query_id_and_text(no, line) for no, line in queries)
         run_tag = f"ehi@beam={index.check_beam(args.beam)}"
-    else:
+    if fmt == "trec" and not vectors:
+        queries = (trec.query_id_and_text(no, line) for no, line in queries)
+    elif not vectors:
         queries = ((no, line.strip()) for no, line in queries)
     n = short = 0
     for batch in _batches(queries, args.batch_size):
-        results = index.search([q for _, q in batch], beam=args.beam, k=args.k, batch_size=args.batch_size)
+        texts = np.stack([q for _, q in batch]) if vectors else [q for _, q in batch]
+        results = index.search(texts, beam=args.beam, k=args.k, batch_size=args.batch_size)
         for (no, query), hits in zip(batch, results):
             short += len(hits) < args.k
             if fmt == "trec":
@@ -177,29 +163,14 @@ def run_search(index: SearchIndex, queries: Iterator[tuple[int, str]], args, out
                 for row in tsv_rows(no, hits):
                     print(row, file=out)
             else:
-                print(("\n" if n else "") + format_table(query, hits, args.k), file=out)
+                label = f"query vector {no}" if vectors else query
+                print(("\n" if n else "") + format_table(label, hits, args.k), file=out)
             n += 1
         out.flush()
     if short:
         print(f"ehi search: {short} of {n} queries got fewer than -k {args.k} documents: their visited leaves "
               f"hold fewer (a larger --beam visits more leaves)", file=sys.stderr)
     return n
-
-
-def format_info(path: str, info: dict) -> str:
-    tree, leaves, enc = info["tree"], info["leaf_sizes"], info["encoder"]
-    lines = [
-        f"index:       {path}",
-        f"documents:   {info['n_docs']}",
-        f"tree:        height H={tree['height']}, branching B={tree['branching']}, {tree['n_leaves']} leaves, "
-        f"dim {tree['dim']}, path layout {tree['path_layout']}",
-        f"leaf sizes:  min {leaves['min']}, median {leaves['median']:g}, max {leaves['max']}, "
-        f"mean {leaves['mean']:.1f}, gini {leaves['gini']:.3f}, empty {leaves['empty']}",
-        f"encoder:     {enc.get('source', '?')} (max_length {enc.get('max_length', '?')})",
-        "training config:" + ("" if info["train_config"] else " (none recorded)"),
-    ]
-    lines += [f"  {key}: {value}" for key, value in sorted(info["train_config"].items())]
-    return "\n".join(lines)
 
 
 @contextlib.contextmanager
@@ -261,7 +232,11 @@ def _search(args) -> None:
     if trec_run:  # a TREC line per hit: every id that could go into one, checked before the first
         trec.check_doc_ids(index.doc_ids, str(Path(args.index) / "docs.parquet"))
     with contextlib.ExitStack() as stack:
-        if args.query:
+        if args.query_vectors:
+            ids, vectors = vector_queries(args.query_vectors)
+            index.query_embeddings(np.asarray(vectors[:1]))  # their width, before the first line is written
+            queries = ((query_id, np.asarray(vectors[row], dtype=np.float32)) for row, query_id in enumerate(ids))
+        elif args.query:
             queries = list(enumerate(args.query, 1))
             if trec_run:
                 qids = trec.UniqueQueryIds("--query")
@@ -315,10 +290,16 @@ def main(argv: list[str] | None = None) -> int:
     with exit_on_user_error(f"ehi {args.command}", also=(OSError,), verbose=args.verbose):
         _check_queries_file(args)
         try:
+            if args.command == "compare":
+                from ehi.serve.compare import compare
+
+                return compare(args.folder, args.name, args.cores, args.seeds, ["-n"] if args.dry_run else [])
             if args.command == "export-faiss":
                 _export(args)
             elif args.command == "info":
                 from ehi.serve.api import load_index
+
+                from ehi.serve.formats import format_info
 
                 info = load_index(args.index, device="cpu").info()
                 print(json.dumps(info, indent=2, sort_keys=True) if args.json else format_info(args.index, info))

@@ -67,9 +67,27 @@ def _tokenizer_ids(folder: Path) -> tuple[int, str]:
     return len(lines) - 1, "vocab.txt"
 
 
+def check_tower_dir(folder: Path, dim: int) -> None:
+    """A saved vector tower (ehi.model.tower): a spec of a known kind, the index's dimension where
+    it records one, and the weights file of a kind that has weights."""
+    from ehi.model.tower import KINDS, SPEC
+
+    spec = read_json_object(folder / SPEC, SearchIndexError)
+    kind = spec.get("kind", "identity")
+    if kind not in KINDS:
+        raise SearchIndexError(f"{folder / SPEC}: tower kind {kind!r}, expected one of {', '.join(KINDS)}")
+    if spec.get("dim") is not None and spec["dim"] != dim:
+        raise SearchIndexError(f"{folder / SPEC}: the tower maps {spec['dim']}-dimensional vectors, the index holds {dim}")
+    if kind != "identity" and not (folder / "model.safetensors").is_file():
+        raise SearchIndexError(f"{folder}: a {kind} tower without its weights (model.safetensors)")
+
+
 def check_encoder_dir(folder: Path, dim: int) -> None:
     """The saved encoder: an output dimension equal to the index's, a tokenizer of its vocabulary,
-    and weights that fill its config's model exactly (:func:`check_encoder_folder`)."""
+    and weights that fill its config's model exactly (:func:`check_encoder_folder`); or a vector
+    tower (:func:`check_tower_dir`)."""
+    if (folder / "tower.json").is_file():
+        return check_tower_dir(folder, dim)
     config = read_json_object(folder / "config.json", SearchIndexError)
     hidden, vocab_size = config.get("hidden_size", config.get("dim")), config.get("vocab_size")
     if hidden is not None and hidden != dim:

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import shutil
 import sys
 import tempfile
+from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Iterator
+
+import numpy as np
 
 from ehi.core.errors import DataError
 
@@ -71,3 +75,16 @@ def checked_queries(source: str, check_line: LineCheck | None = None) -> Iterato
         check_query_lines(binary, name, check_line)
         binary.seek(0)
         yield numbered_queries(io.TextIOWrapper(binary, encoding="utf-8-sig"))
+
+
+def vector_queries(path: str | os.PathLike) -> tuple[list[str], np.ndarray]:
+    """The query ids and the (memory-mapped, checked: 2-D, float, finite) rows of a query-vectors
+    file (``ehi search --query-vectors``): the ids of ``query_ids.txt`` beside it where it has a
+    line a row (a vectors dataset's layout), else the row numbers from 0."""
+    from ehi.data.embeddings import read_array
+
+    path = Path(path)
+    array = read_array(path)
+    ids_file = path.with_name("query_ids.txt")
+    ids = ids_file.read_text(encoding="utf-8").splitlines() if ids_file.is_file() else []
+    return (ids if len(ids) == len(array) else [str(row) for row in range(len(array))]), array

@@ -135,7 +135,7 @@ def test_cli_errors_are_clear_and_without_traceback(built, tmp_path, capsys):
     assert str(exc.value.code) == f"ehi search: error: --queries-file {tmp_path / 'none.txt'}: no such file"
     with pytest.raises(SystemExit) as exc:  # neither --query nor --queries-file: argparse's usage error
         main(["search", "--index", str(built["dir"])])
-    assert exc.value.code == 2 and "one of the arguments --query --queries-file is required" in capsys.readouterr().err
+    assert exc.value.code == 2 and "one of the arguments --query --queries-file --query-vectors is required" in capsys.readouterr().err
 
 
 def test_cli_trec_format_takes_query_ids_from_tab_separated_lines(built, capsys, tmp_path):

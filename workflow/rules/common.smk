@@ -6,6 +6,7 @@ import pandas as pd
 from snakemake.utils import Paramspace
 
 from ehi.core.versions import STAGES, upstream_versions
+from ehi.core.fingerprint import encoder_identity
 from ehi.config_checks import check_config, known_corpus_size
 from ehi.core.config_values import check_values
 from ehi.evaluate.metric_registry import families as metric_families
@@ -61,6 +62,15 @@ ENV = "../envs/ehi.yaml"
 # everything downstream of it, and exactly the results whose stamped versions it makes stale
 # (ehi.core.staleness).
 VERSIONS = {stage: upstream_versions(stage) for stage in STAGES}
+
+# The encoder as a param of the jobs that start from it (embed, the trainings): a local folder
+# enters with a digest of its files (ehi.core.fingerprint), so naming another folder, or changing
+# the one named, reruns them; a built-in alias or hub id enters as its name, as before. A folder
+# the DAG writes itself (workflow/rules/produced.smk) enters as its name: it may not exist yet when
+# this parses, and a rewrite of it reaches these jobs through the preparation that reads it.
+_ENCODER = config["encoder"]["name"]
+_ENCODER_ID = _ENCODER if os.path.normpath(_ENCODER) in produced_folders(config) else encoder_identity(_ENCODER)
+ENCODER_ID = {"encoder_id": _ENCODER_ID} if _ENCODER_ID != _ENCODER else {}
 
 
 TRAIN_KEY_ORDER = variant_key_order(os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"))

@@ -16,6 +16,7 @@ rule embed:
         data_dir=data_dir,
         dataset=DS,
         encoder=lambda w, input: input.encoder or config["encoder"]["name"],
+        **ENCODER_ID,  # a rerun trigger where the callable above is none: a folder encoder and its digest
         max_length=config["encoder"]["max_length"],
         batch_size=config["encoder"]["batch_size"],
         version=VERSIONS["embed"],

@@ -32,6 +32,7 @@ rule train_ehi:
         data_dir=data_dir,
         train=lambda w: train_params(w.variant, "ehi"),
         encoder=config["encoder"]["name"],
+        **ENCODER_ID,
         version=VERSIONS["train"],
         layer_cache=f"{R}/cache/layers",  # one frozen-layer cache for every training of the dataset
     log:
@@ -62,6 +63,7 @@ use rule train_ehi as train_de with:
         data_dir=data_dir,
         train=lambda w: train_params(w.variant, "de"),
         encoder=config["encoder"]["name"],
+        **ENCODER_ID,
         version=VERSIONS["train"],
         layer_cache=f"{R}/cache/layers",
     log:

@@ -1,0 +1,112 @@
+"""``ehi compare DIR``: a folder of precomputed vectors to the index comparison, in one command.
+
+It runs the pipeline (``snakemake all``) on ``config/embeddings.yaml`` with the folder as the
+dataset, named after the folder, and as the encoder (the identity tower on the vectors; a config of
+those three keys is written to ``resources/NAME/compare.yaml`` and layered last), then says
+where the claims table, the KMR table and figure, and the searchable index are. What the run
+compares is written in config/embeddings.yaml and docs/embeddings.md.
+
+The pipeline is a repository checkout's (its Snakefile and configs), with the ``[pipeline]``
+extra installed; the library alone (``pip install ehi``) has neither, and the command says so.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from ehi.core.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[2]
+CONFIG = REPO / "config" / "embeddings.yaml"
+NAME_PATTERN = r"^(?!\.\.?$)[A-Za-z0-9_.-]{1,100}$"  # the schema's dataset.name
+
+
+def dataset_name(folder: Path, name: str | None) -> str:
+    """``name``, or the folder's own name with every character a path component cannot take made '_'."""
+    name = name or re.sub(r"[^A-Za-z0-9_.-]", "_", folder.resolve().name)[:100]
+    if not re.match(NAME_PATTERN, name):
+        raise ConfigError(f"dataset name {name!r}: letters, digits, '_', '.' and '-' only; pass --name")
+    return name
+
+
+def check_results_are_ours(name: str, folder: Path, workdir: Path) -> None:
+    """Results under ``name`` that another dataset made are refused: they would be overwritten."""
+    results, manifest = workdir / "results" / name, workdir / "resources" / name / "data" / "manifest.json"
+    made_from = None
+    if manifest.is_file():
+        try:
+            made_from = json.loads(manifest.read_text())["config"].get("path")
+        except (OSError, ValueError, KeyError, AttributeError):
+            made_from = None
+    if made_from is not None and Path(made_from).resolve() == folder.resolve():
+        return
+    if results.exists() or manifest.exists():
+        raise ConfigError(f"{results} holds results of another dataset than {folder}; "
+                          "pass --name with a name of its own")
+
+
+def snakemake_command(folder: Path, name: str, cores: int, seeds: list[int] | None, extra: list[str],
+                      workdir: Path) -> list[str]:
+    """The pipeline call: config/embeddings.yaml, then a config of the folder's own (written under
+    resources/NAME/: the dataset, its name and path, the encoder, and the seeds when given)."""
+    own = {"dataset": {"name": name, "source": "embeddings", "path": str(folder)}, "encoder": {"name": str(folder)}}
+    if seeds:
+        own["train"] = {"seeds": [int(seed) for seed in seeds]}
+    path = workdir / "resources" / name / "compare.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(own, sort_keys=False))
+    return [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--cores", str(cores),
+            "all", "--configfile", str(CONFIG), str(path), *extra]
+
+
+def outputs(name: str) -> dict[str, str]:
+    """What the run leaves, by what it answers."""
+    return {"claims": f"results/tables/{name}_claims.md", "KMR table": f"results/tables/{name}_kmr.md",
+            "KMR figure": f"results/figures/{name}/kmr_ndcg_at_10.png",
+            "index": f"resources/{name}/main/ehi/search_index"}
+
+
+def compare(folder: str | os.PathLike, name: str | None = None, cores: int = 2, seeds: list[int] | None = None,
+            extra: list[str] = ()) -> int:
+    """Run the comparison on ``folder``; the pipeline's exit status (0: every output written)."""
+    folder = Path(folder).expanduser()
+    if not (folder / "doc_ids.txt").is_file():
+        raise ConfigError(f"{folder} is not a vectors folder (no doc_ids.txt; layout in docs/embeddings.md)")
+    if not CONFIG.is_file() or importlib.util.find_spec("snakemake") is None:
+        raise ConfigError("it runs the pipeline of a repository checkout with its extra: "
+                          "pip install -e '.[pipeline]' in a clone of the repository")
+    name = dataset_name(folder, name)
+    workdir = Path.cwd()
+    check_results_are_ours(name, folder, workdir)
+    status = subprocess.call(snakemake_command(folder.resolve(), name, cores, seeds, list(extra), workdir))
+    if status == 0 and "-n" not in extra and "--dry-run" not in extra:
+        for what, path in outputs(name).items():
+            print(f"{what + ':':<12} {path}")
+        queries = next(folder.glob("queries.*"), folder / "queries.npy")
+        print(f"search it:   ehi search --index {outputs(name)['index']} --query-vectors {queries}")
+    return status
+
+
+def add_compare_parser(sub) -> None:
+    """``ehi compare``'s arguments, on the ``ehi`` command's subparsers."""
+    compare = sub.add_parser(
+        "compare", help="the index comparison on a folder of precomputed vectors (the pipeline, one command)",
+        description="Run the pipeline on config/embeddings.yaml with DIR (docs/embeddings.md's layout) as the "
+                    "dataset and its encoder: the paper's tree and the floor recipe's against k-means IVF with as "
+                    "many lists, dev-tuned IVF, ScaNN and HNSW, routing counted, over three seeds; then print where "
+                    "the claims table, the KMR table and figure and the searchable index are. Outputs go under "
+                    "results/NAME and resources/NAME of the current directory.")
+    compare.add_argument("folder", metavar="DIR", help="the vectors folder (docs.npy, queries.npy, ids, qrels/)")
+    compare.add_argument("--name", default=None, help="the dataset's name in every path (default: DIR's own name)")
+    compare.add_argument("--cores", type=int, default=2, help="cores the pipeline may use (default: 2)")
+    compare.add_argument("--seeds", type=int, nargs="+", default=None, help="training seeds (default: 0 1 2)")
+    compare.add_argument("-n", "--dry-run", action="store_true", help="list the jobs, run none")
+    compare.add_argument("-v", "--verbose", action="store_true", help="show the traceback of an error")
