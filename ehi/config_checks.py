@@ -212,6 +212,9 @@ def known_splits(dataset: dict, data_dir=None) -> tuple[dict[str, bool], str] | 
         found, where = {s: (qrels / f"{s}.tsv").is_file() for s in SPLITS}, f"the qrels files in {qrels}"
     else:
         return None
+    if dataset.get("dev_fraction", 0) > 0 and found["dev"]:  # preparation refuses to mix carved and shipped dev queries
+        raise ConfigError(f"config dataset.dev_fraction: {dataset['dev_fraction']}, but dataset {dataset.get('name')!r} "
+                          f"ships a 'dev' split ({where}): set dataset.dev_fraction to 0 to use it")
     if dataset.get("dev_fraction", 0) > 0 and found["train"]:
         found = {**found, "dev": True}  # carved from train at preparation
     return found, where
