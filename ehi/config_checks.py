@@ -29,6 +29,7 @@ import yaml
 from ehi.core.errors import ConfigError
 from ehi.core.schemas import SPLITS
 from ehi.data.sources import IR_DATASETS_PREFIX, SOURCES, find_source, source_names
+from ehi.model.tower_checks import check_tower
 from ehi.search.registry import ann_kind, searches
 from ehi.train.losses.names import siamese_loss_names
 
@@ -47,6 +48,7 @@ def check_config(config: dict, schema_path: str | os.PathLike, data_dir: str | o
     in because that registry imports pandas)."""
     train_schema = yaml.safe_load(Path(schema_path).read_text())["properties"]["train"]
     check_source(config["dataset"])
+    check_tower(config["encoder"]["name"], config["dataset"])
     check_metrics(config["evaluation"]["metrics"], metric_families)
     trains = variant_trains(config, train_schema)
     n_docs = known_corpus_size(config["dataset"], data_dir)

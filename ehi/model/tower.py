@@ -17,7 +17,6 @@ weights, ``model.safetensors``; ``encoder.name`` is such a folder, or an embeddi
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -28,9 +27,8 @@ from torch import nn
 
 from ehi.data.embeddings import DOC_KEY, QUERY_KEY, load_arrays
 from ehi.core.errors import ConfigError
-
-SPEC = "tower.json"
-KINDS = ("identity", "linear", "mlp")
+from ehi.core.io import write_json
+from ehi.model.tower_checks import KINDS, SPEC, check_tower_weights, read_tower_spec
 
 
 def is_tower_folder(path: str | os.PathLike) -> bool:
@@ -133,7 +131,7 @@ class VectorTower(nn.Module):
 
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        (path / SPEC).write_text(json.dumps(self.spec(), indent=2, sort_keys=True) + "\n")
+        write_json(self.spec(), path / SPEC)
         state = {k: v.detach().cpu().contiguous() for k, v in self.model.state_dict().items()}
         if state:
             save_file(state, str(path / "model.safetensors"))
@@ -145,7 +143,7 @@ def write_tower_spec(folder: str | os.PathLike, vectors: str | os.PathLike, kind
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     spec = {"vectors": str(Path(vectors).resolve()), "kind": kind, "shared": shared, "hidden": hidden}
-    (folder / SPEC).write_text(json.dumps(spec, indent=2, sort_keys=True) + "\n")
+    write_json(spec, folder / SPEC)  # whole or absent: a half-written spec would name no vectors
     return folder
 
 
@@ -156,7 +154,8 @@ def load_tower(path: str | os.PathLike, seed: int = 0, device: str | torch.devic
     path = Path(path)
     if not (path / SPEC).is_file():
         return VectorTower(path, name=str(path), seed=seed).to(device).eval()
-    spec = json.loads((path / SPEC).read_text())
+    spec = read_tower_spec(path)
+    check_tower_weights(path, spec)
     tower = VectorTower(spec["vectors"], spec.get("kind", "identity"), spec.get("shared", True),
                         spec.get("hidden", 0), name=str(path), seed=seed)
     weights = sorted(path.glob("*.safetensors"))
