@@ -119,6 +119,11 @@ def _tampered_summary(change):
     (lambda f: f.assign(value=np.where(f.metric == "ndcg@10", np.nan, f.value)), "NaN value(s), first at dataset=scifact"),
     (lambda f: pd.concat([f, f.iloc[:3]]), "6 rows repeat a key, first dataset=scifact, system="),
     (lambda f: f.iloc[:0], "a summary table without rows"),
+    (lambda f: f.assign(value=np.where(f.metric == "ndcg@10", -5.0, f.value)), "impossible metric value(s), first -5.0"),
+    (lambda f: f.assign(value=np.where(f.metric == "ndcg@10", 7.0, f.value)), "<= 1 for ndcg@10"),
+    (lambda f: f.assign(value=np.where(f.metric.str.startswith("recall"), np.inf, f.value)), "first inf"),
+    (lambda f: f.assign(frac_visited=np.nan), "frac_visited nan"),
+    (lambda f: f.assign(dataset="fiqa"), "rows of dataset 'fiqa', in the results of 'scifact'"),
 ])
 def test_the_report_refuses_a_summary_with_nan_metrics_repeated_keys_or_no_rows(tmp_path, change, said):
     """A NaN metric would render as the mark of a budget not reached, a repeated row as a second
