@@ -151,3 +151,19 @@ def test_a_bad_flag_is_refused_in_one_line_before_anything_is_built(tmp_path, ti
     assert exit_.value.code == 2 and not (tmp_path / "out").exists()
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert says in error, error
+
+
+def test_a_report_that_fails_midway_leaves_the_previous_one_whole(tmp_path, tiny_dataset, monkeypatch):
+    res, out = tmp_path / "res", tmp_path / "out"
+    _artefacts(res, tiny_dataset, ("main/ehi",))
+    args = [str(res), str(out), "--rounds", "1", "--n-latency", "2", "--peer-encoder", "ehi", "--lists", "4"]
+    trained.main(args)
+    before = {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+
+    def killed(*_args, **_kw):
+        raise RuntimeError("killed while drawing")
+
+    monkeypatch.setattr(trained.report, "pareto_figure", killed)  # benchmarks.trained_report
+    with pytest.raises(RuntimeError, match="killed"):
+        trained.main([*args, "--note", "a second run"])
+    assert {p.name: p.read_bytes() for p in sorted(out.iterdir())} == before
