@@ -76,3 +76,15 @@ def test_a_linear_tower_of_zero_weights_is_refused(worlds, tmp_path):
     with pytest.raises(ConfigError, match="all zeros"):
         check_tower(str(tower), _dataset(worlds["own"]))
     assert json.loads((tower / "tower.json").read_text())["kind"] == "linear"
+
+
+def test_a_tower_that_maps_every_document_to_one_vector_is_named_in_a_warning(worlds, tmp_path, caplog):
+    import logging
+
+    docs = worlds["copy"] / "docs.npy"
+    np.save(docs, np.repeat(np.load(docs)[:1], SMALL["n_docs"], axis=0))  # every document the same vector
+    with caplog.at_level(logging.WARNING):
+        load_tower(worlds["own"])
+        assert "maps its first" not in caplog.text
+        load_tower(worlds["copy"])
+    assert f"tower {worlds['copy']} maps its first 256 documents to one vector" in caplog.text
