@@ -41,6 +41,13 @@ if not workflow.modifier.namespace:
         shutil.rmtree(workflow.persistence.path / "backups", ignore_errors=True)
 
 
+# Folders the datasets read that the DAG makes itself (built and encoded collections): once, at the
+# top of the workflow, never inside a dataset's instance (workflow/rules/produced.smk).
+if not workflow.modifier.namespace:
+
+    include: "workflow/rules/produced.smk"
+
+
 # Several datasets at once (`datasets:` in the config): workflow/multi.smk runs each as an instance
 # of this Snakefile (a Snakemake module given that dataset's config). One dataset: the stages below.
 if config.get("datasets"):

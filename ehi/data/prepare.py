@@ -42,6 +42,7 @@ def prepare_dataset(
     dev_seed: int = 0,
     synthetic: dict | None = None,
     query_split: dict | None = None,
+    train_queries: int | None = None,
 ) -> Dataset:
     """Build the dataset a config describes.
 
@@ -50,7 +51,8 @@ def prepare_dataset(
     reads that local copy (in the source's own layout) instead of downloading. ``dev_fraction`` > 0 carves a seeded dev split
     out of the train queries (for datasets, like SciFact, that ship none). ``query_split``
     (``{"fractions": [train, dev, test], "seed": s}``) splits the judged queries of a collection
-    whose qrels have a single split (:mod:`ehi.data.query_split`).
+    whose qrels have a single split (:mod:`ehi.data.query_split`). ``train_queries`` keeps a
+    seeded sample of that many training queries (:func:`ehi.data.splits.subsample_train`).
     """
     if not NAME.fullmatch(str(name)):
         raise DataError(f"dataset.name {str(name)[:120]!r}: must be one path component of letters, digits, '_', "
@@ -77,6 +79,10 @@ def prepare_dataset(
         from ehi.data.splits import carve_dev
 
         dataset = carve_dev(dataset, from_split="train", fraction=dev_fraction, seed=dev_seed)
+    if train_queries:
+        from ehi.data.splits import subsample_train
+
+        dataset = subsample_train(dataset, int(train_queries), seed=dev_seed)
     log.info(
         "dataset %s: %d documents, queries per split %s, %d judgements",
         name, len(dataset.corpus), dataset.queries.split.value_counts().to_dict(), len(dataset.qrels),

@@ -66,3 +66,20 @@ def carve_dev(
     qrels = qrels.assign(split=qrels.split.where(~move_r, to_split))
     log.info("%s: moved %d of %d %s queries to %s (seed %d)", dataset.name, size, len(pool), from_split, to_split, seed)
     return Dataset(dataset.name, dataset.corpus, queries, qrels)
+
+
+def subsample_train(dataset: Dataset, n_queries: int, seed: int = 0) -> Dataset:
+    """Keep a seeded sample of ``n_queries`` training queries (with all their judgements) and drop the
+    rest of the train split: the training-query axis of a study, the documents and the dev and test
+    queries unchanged. The sample of a smaller size is a subset of that of a larger one (one seeded
+    order, cut at ``n_queries``), so the axis's points differ in queries added, not in queries drawn."""
+    train_ids = np.array(sorted(dataset.queries.query_id[dataset.queries.split == "train"].astype(str)))
+    if n_queries >= len(train_ids):
+        raise DataError(f"dataset.train_queries {n_queries}: the train split has only {len(train_ids)} queries; "
+                        "leave it out to train on all of them")
+    order = np.random.default_rng(seed).permutation(len(train_ids))
+    drop = set(train_ids[order[n_queries:]])
+    queries = dataset.queries[~dataset.queries.query_id.astype(str).isin(drop)].reset_index(drop=True)
+    qrels = dataset.qrels[~dataset.qrels.query_id.astype(str).isin(drop)].reset_index(drop=True)
+    log.info("train split: %d of %d queries kept (seed %d)", n_queries, len(train_ids), seed)
+    return Dataset(dataset.name, dataset.corpus, queries, qrels)

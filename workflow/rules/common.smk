@@ -10,6 +10,7 @@ from ehi.core.config_values import check_values
 from ehi.evaluate.metric_registry import families as metric_families
 from ehi.core.errors import exit_on_user_error
 from ehi.data.manifest import check_manifest
+from ehi.data.produced import produced_inputs
 from ehi.core.config import canonical
 from ehi.core.config_schema import variant_columns, variant_key_order
 from ehi.train.model_keys import model_settings

@@ -4,8 +4,10 @@
 
 from ehi.data.manifest import staging_key
 
-# query_split joins the params only when set: configs without it keep their jobs as they were
-DATASET_PARAMS = canonical({k: v for k, v in config["dataset"].items() if k != "query_split" or v})
+OPTIONAL_DATA_KEYS = ("query_split", "train_queries")
+# query_split and train_queries join the params only when set: configs without them keep their jobs
+# as they were
+DATASET_PARAMS = canonical({k: v for k, v in config["dataset"].items() if k not in OPTIONAL_DATA_KEYS or v})
 PREPARED = ["corpus", "queries", "qrels", "manifest"]
 # one staging folder per dataset config: a failed config's job records its params on its own paths
 STAGED = f"{R}/data_staged/{staging_key(DATASET_PARAMS, VERSIONS['data'])}"
@@ -15,6 +17,9 @@ STAGED = f"{R}/data_staged/{staging_key(DATASET_PARAMS, VERSIONS['data'])}"
 # it runs, so a config that fails here (a value only the data can refute) would otherwise delete
 # the prepared dataset, and putting the config back would retrain everything after it.
 rule prepare_data:
+    input:
+        # a folder the dataset names that a rule writes (workflow/rules/produced.smk)
+        produced=produced_inputs(config),
     output:
         **{kind: temp(f"{STAGED}/{kind}.{'json' if kind == 'manifest' else 'parquet'}") for kind in PREPARED},
     params:

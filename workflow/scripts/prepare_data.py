@@ -19,6 +19,7 @@ dataset = prepare_dataset(
     dev_seed=cfg["dev_seed"],
     synthetic=cfg.get("synthetic"),
     query_split=cfg.get("query_split"),
+    train_queries=cfg.get("train_queries"),
 )
 data_dir = Path(snakemake.output.corpus).parent
 dataset.write(data_dir, meta={"dataset_config": cfg})
