@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 
-from ehi.core.io import write_parquet
+from ehi.core.io import git_commit, write_parquet
 
 from benchmarks import build, data, export, report, search, stream, systems, training
 from benchmarks.settings import settings
@@ -21,7 +21,8 @@ from benchmarks.settings import settings
 log = logging.getLogger(__name__)
 
 def _write(df: pd.DataFrame, path, meta: dict) -> None:
-    write_parquet(pa.Table.from_pandas(df, preserve_index=False), path, {"kind": "benchmark", **meta})
+    # a benchmark's timings change every run: its file names the commit it measured (summary.md shows it)
+    write_parquet(pa.Table.from_pandas(df, preserve_index=False), path, {"kind": "benchmark", "git_commit": git_commit(), **meta})
 
 
 def run_search(s: dict, out: dict, threads: int) -> None:

@@ -145,7 +145,7 @@ def trained_section(out: Path) -> list[str]:
     if not md.exists():
         return []
     body = md.read_text().split("\n", 1)[1].replace("\n## ", "\n### ")
-    return ["\n## 9. The trained indexes at equal nDCG@10\n",
+    return ["\n## 9. The trained indexes at equal quality\n",
             "From [trained/trained.md](trained/trained.md); figure: [trained/trained_pareto.png]"
             "(trained/trained_pareto.png).\n", body]
 

@@ -12,15 +12,18 @@ routing and scan cost per list, so its latency ratio isolates the search path fr
 built on DE's embeddings when the run trained DE (``de+``) and otherwise on EHI's own encoder's
 (``ehi+``: a frozen-encoder run, where the question is the index alone on the vectors it routes).
 
-Every system is swept over its budget on the test queries; each point gets nDCG@10 and Recall@100
-(the evaluation's ranx metrics, graded judgements), Recall@100 against exact search on the same
-encoder, and, in ``rounds`` interleaved rounds, batched QPS and single-query p50/p99
-(:func:`benchmarks.search.time_point`). A tree is loaded as the search rule loads it (its registry
-entry's ``from_index``, :mod:`ehi.search.tree_search`): ``ehi+tree`` is the index folder's FAISS export.
-Systems are matched at equal nDCG@10 and at equal Recall@10 (:mod:`benchmarks.trained_report`),
-and :mod:`benchmarks.trained_costs` records what each costs to build and hold (and a tree to train).
-At scale ``--lists`` fixes the peers' list counts (the pipeline's own ``search.ivf_nlist`` /
-``scann_leaves``), ``--hnsw-m`` the graph's degree and ``--max-frac`` where a sweep stops.
+Every system is swept over its budget on the test queries; each point gets nDCG@10, Recall@10 and
+Recall@100 (the evaluation's ranx metrics, graded judgements), Recall@100 against exact search on
+the same encoder and k-NN recall@10 (:mod:`benchmarks.trained_quality`), and, in ``rounds``
+interleaved rounds, batched QPS and single-query p50/p99 (:func:`benchmarks.search.time_point`).
+A tree is loaded as the search rule loads it (its registry entry's ``from_index``,
+:mod:`ehi.search.tree_search`): ``ehi+tree`` is the index folder's FAISS export. Systems are
+matched at equal nDCG@10, Recall@10 and k-NN recall@10 (:mod:`benchmarks.trained_report`), and
+:mod:`benchmarks.trained_costs` records what each costs to build and hold (and a tree to train).
+At scale ``--lists`` sets the peers' list counts (one: built untuned; several: the grid tuned over
+on dev, as the pipeline's ``search.ivf_nlist`` / ``scann_leaves`` or the leaf-count rule's grid),
+``--hnsw-m`` the graph's degree and ``--max-frac`` where a sweep stops; ``--budget-cost work``
+tunes the peers on dev by work, routing counted, as a run with ``search.budget_cost: work`` does.
 """
 
 from __future__ import annotations
@@ -35,18 +38,18 @@ import numpy as np
 import pandas as pd
 
 from ehi.data.dataset import Dataset
-from ehi.evaluate.metrics import ranked_rows_metrics
 from ehi.evaluate.seeds import replica, split_replica
 from ehi.evaluate.sweep import split_rows
 from ehi.core.plugins import resolve
 from ehi.search.registry import ann_kind, build_searcher
 from ehi.search.config import SearchConfig
-from ehi.search.tune import default_grid, neighbor_recall, tune_on_dev
+from ehi.search.tune import default_grid, tune_on_dev
 
 from benchmarks import search, systems
 from benchmarks import trained_costs as costs
 from benchmarks import trained_report as report
 from benchmarks.trained_args import check_systems, parser as flags
+from benchmarks.trained_quality import K, exact_top, judged_rows, point_quality
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +57,6 @@ TREES = {"ehi+tree": "main", "ehi-warm+tree": "indexer_init~kmeans", "ehi+tree-p
 PEER_METHODS = ("faiss-ivf", "faiss-hnsw", "scann", "scann-ah", "faiss-ivfpq")
 PEERS = tuple(f"de+{m}" for m in PEER_METHODS)  # of a run that trained DE
 PQ = {"nbits": 4, "rerank": 1000}
-K = 100
 
 
 def tree_variants(resources: Path, seed: int | None = None) -> dict[str, str]:
@@ -91,17 +93,6 @@ def discover(resources: Path, seed: int | None = None, trees: dict | None = None
         n_leaves = json.loads(index_json.read_text())["n_leaves"]
         out[f"{peer_encoder}+faiss-ivf-L{n_leaves}"] = resources / main / peer_encoder
     return out
-
-
-def judged_rows(dataset: Dataset, rows: np.ndarray) -> list[dict[int, int]]:
-    """Each query's (at ``rows`` of queries.parquet) judgements as ``{doc row: grade}``."""
-    doc_row = pd.Series(np.arange(len(dataset.corpus)), index=dataset.corpus.doc_id.astype(str))
-    qids = dataset.queries.query_id.astype(str).to_numpy()[rows]
-    qrels = dataset.qrels[dataset.qrels.query_id.astype(str).isin(set(qids))]
-    by_query = {q: {} for q in qids}
-    for q, d, g in zip(qrels.query_id.astype(str), qrels.doc_id.astype(str), qrels.relevance):
-        by_query[q][int(doc_row[d])] = int(g)
-    return [by_query[q] for q in qids]
 
 
 def _emb(folder: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -150,19 +141,14 @@ def _build(name: str, method: str, folder: Path, docs: np.ndarray, dev_queries: 
     grid = default_grid(method, len(docs), settings)
     if method == "faiss-ivfpq":
         grid = [{**g, "m": docs.shape[1] // 2, **PQ} for g in grid]
-    params = grid[0] if len(grid) == 1 else tune_on_dev(method, docs, dev_queries, grid=grid)[0]
+    cost = settings.budget_cost if settings else "documents"  # the cost the search rule's tuning reads
+    params = grid[0] if len(grid) == 1 else tune_on_dev(method, docs, dev_queries, grid=grid, cost=cost)[0]
     log.info("%s: %s %s", name, "dev-tuned" if len(grid) > 1 else "fixed", params)
     return build_searcher(method, docs, **params)
 
 
 def _sweep(searcher) -> list[int]:
     return systems.sweep(searcher, K) if searcher.name == "faiss-hnsw" else searcher.default_sweep()
-
-
-def _exact_top(queries: np.ndarray, docs: np.ndarray, block: int = 100) -> np.ndarray:
-    """The exact top-K rows of each query, in blocks of queries (a 10^6-wide score row each)."""
-    return np.concatenate([np.argsort(-(queries[i:i + block] @ docs.T), axis=1, kind="stable")[:, :K]
-                           for i in range(0, len(queries), block)])
 
 
 def run(resources: Path, folders: dict[str, Path] | None = None, rounds: int = 3, threads=(1,),
@@ -207,15 +193,13 @@ def _measure(built: dict, judged: list, exacts: dict, rounds: int, threads, n_la
     for name, (searcher, docs, queries) in built.items():
         key = (docs.shape, getattr(docs, "filename", None) or id(docs))
         if key not in exacts:  # systems on the same vectors share exact search's answer
-            exacts[key] = _exact_top(queries, docs)
+            exacts[key] = exact_top(queries, docs)
         exact = exacts[key]
         for budget in _sweep(searcher):
             rows, _, n_scored = searcher.search(queries, K, budget)
             frac = float(n_scored.mean() / len(docs))
             points[name, budget] = {"system": name, "budget_param": searcher.budget_param, "budget_value": budget,
-                                    "frac_scored": frac,
-                                    **ranked_rows_metrics(rows, judged, ("ndcg@10", "recall@10", "recall@100")),
-                                    "exact_recall@100": float(neighbor_recall(rows, exact).mean())}
+                                    "frac_scored": frac, **point_quality(rows, judged, queries, docs, exact)}
             if frac > max_frac:
                 break
         log.info("%s: %d budgets swept", name, sum(1 for n, _ in points if n == name))
@@ -249,9 +233,10 @@ def main(argv=None) -> None:
         folders = {n: f for n, f in folders.items() if n in args.systems}
     log.info("systems: %s", {n: str(f) for n, f in folders.items()})
     settings = None
-    if args.lists or args.hnsw_m or args.hnsw_ef_construction:
+    if args.lists or args.hnsw_m or args.hnsw_ef_construction or args.budget_cost:
         hnsw = {"hnsw_ef_construction": args.hnsw_ef_construction} if args.hnsw_ef_construction else {}
-        settings = SearchConfig(ivf_nlist=args.lists, scann_leaves=args.lists, hnsw_M=args.hnsw_m or [16, 32], **hnsw)
+        settings = SearchConfig(ivf_nlist=args.lists, scann_leaves=args.lists, hnsw_M=args.hnsw_m or [16, 32],
+                                budget_cost=args.budget_cost or "documents", **hnsw)
     spent = {}
     curves = run(args.resources, folders, args.rounds, args.threads, args.n_latency, settings=settings,
                  max_frac=args.max_frac, spent=spent, groups=args.group)

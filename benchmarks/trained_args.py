@@ -60,6 +60,8 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--hnsw-m", type=_at_least(2), nargs="+", help="HNSW degrees to tune over (default: 16 and 32)")
     p.add_argument("--hnsw-ef-construction", type=_at_least(1), help="HNSW's efConstruction (default: search.hnsw_ef_construction's)")
     p.add_argument("--max-frac", type=_positive_fraction, default=1.0, help="stop a sweep past this fraction scored")
+    p.add_argument("--budget-cost", choices=("documents", "work"), help="the cost the peers' dev tuning reads "
+                   "(the run's search.budget_cost; default: documents)")
     p.add_argument("--group", action="append", nargs="+", metavar="SYSTEM", help="build, time and free these "
                    "systems together, before the next group (the rest form the last group): bounds memory at scale")
     p.add_argument("--logs", type=Path, help="logs/<dataset>: the training jobs' costs (default: "

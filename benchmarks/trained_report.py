@@ -1,6 +1,7 @@
-"""Reading the trained-index benchmark's curves: ratios at equal nDCG@10, single-query p99 at equal
-fraction scored, the QPS-vs-nDCG@10 Pareto figure and the Markdown tables, and the files a run
-writes (:func:`write_outputs`).
+"""Reading the trained-index benchmark's curves: ratios at equal quality (nDCG@10 and Recall@10 on
+the judgements, k-NN recall@10 against exact search), single-query p99 at equal fraction scored,
+the Pareto figure (QPS against nDCG@10, and against k-NN recall@10 where the curves have it) and
+the Markdown tables, and the files a run writes (:func:`write_outputs`).
 
 A tree system is one whose method is ``tree`` or ``tree-pq`` (EHI's trained index); every other
 system is a peer, whichever encoder it is built on (``de+`` when the run trained DE, else ``ehi+``:
@@ -19,10 +20,19 @@ from ehi.core.io import staged_files
 
 from benchmarks.search import _interp
 from benchmarks.trained_costs import cost_markdown
+from benchmarks.trained_quality import KNN_EPSILON
 
 TARGETS = (0.90, 0.95, 0.99)  # of the lower of the two systems' best score on the metric
-METRICS = ("ndcg@10", "recall@10")  # the task-quality axes systems are matched on
+METRICS = ("ndcg@10", "recall@10", "knn_recall@10")  # the quality axes systems are matched on
+FIGURE_METRICS = ("ndcg@10", "knn_recall@10")  # one row of the Pareto figure each
+NAMES = {"ndcg@10": "nDCG@10", "recall@10": "Recall@10", "knn_recall@10": "k-NN recall@10"}
+QUALITY_NOTE = ("nDCG@10 and Recall@10 read the test queries' judgements; k-NN recall@10 reads exact search on "
+                "the same vectors: the share of a system's top 10 within the 10th exact neighbour's distance "
+                f"(+{KNN_EPSILON:g}), ann-benchmarks' measure of an index. Targets are shares of the lower of the "
+                "two systems' best on that metric.")
 COMPRESSED = ("tree-pq", "faiss-ivfpq", "scann-ah")  # methods compared with each other
+MATCHED_COLUMNS = ["ehi", "peer", "metric", "target_share", "target", "ndcg@10", "ehi_qps", "peer_qps", "qps_ratio",
+                   "p50_ratio", "p99_ratio", "ehi_frac", "peer_frac"]
 SAME_LISTS = re.compile(r"faiss-ivf-L(\d+)")  # IVF-Flat with as many lists as ehi+tree has leaves
 
 
@@ -64,7 +74,7 @@ def _matched_on(curves: pd.DataFrame, targets, metric: str) -> pd.DataFrame:
                             "ehi_qps": e.qps, "peer_qps": p.qps, "qps_ratio": e.qps / p.qps,
                             "p50_ratio": e.p50_ms / p.p50_ms, "p99_ratio": e.p99_ms / p.p99_ms,
                             "ehi_frac": e.frac_scored, "peer_frac": p.frac_scored})
-    return pd.DataFrame(out)
+    return pd.DataFrame(out, columns=MATCHED_COLUMNS)  # the columns even with no tree to match
 
 
 def at_fraction(curves: pd.DataFrame, tree: str, peer: str, max_frac: float = 0.25) -> pd.DataFrame:
@@ -87,48 +97,64 @@ def at_fraction(curves: pd.DataFrame, tree: str, peer: str, max_frac: float = 0.
 
 
 def pareto_figure(curves: pd.DataFrame, path: Path, title: str = "", zoom: float = 0.85) -> Path:
-    """QPS (log) against nDCG@10, one line per system through its Pareto-optimal points: the whole
-    sweep, and beside it the top (nDCG@10 from ``zoom`` of the best up), where the ratio table's
-    targets lie (dotted lines) and the near-exact systems (HNSW) would otherwise be one dot. Trees
-    are drawn bold and solid, peers thin and dashed, so the two families read apart in any palette."""
+    """QPS (log) against each quality axis of :data:`FIGURE_METRICS` the curves have (nDCG@10 on
+    the judgements, k-NN recall@10 against exact search), one row of panels each and one line per
+    system through its Pareto-optimal points: the whole sweep, and beside it the top (from ``zoom``
+    of the best up), where the ratio table's targets lie (dotted lines) and the near-exact systems
+    (HNSW) would otherwise be one dot. Trees are drawn bold and solid, peers thin and dashed, so the
+    two families read apart in any palette."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ehi.report.styles import label, note_beyond, style as system_style
+    from ehi.report.styles import label, note_beyond
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), gridspec_kw={"width_ratios": [1, 1.2]})
-    best = curves["ndcg@10"].max()
-    for name, curve in curves.groupby("system", sort=False):
-        curve = curve.sort_values(["ndcg@10", "qps"], ascending=False)  # of equal quality the fastest first
-        front = curve[curve.qps >= curve.qps.cummax()].drop_duplicates("ndcg@10").sort_values("ndcg@10")
-        tree = is_tree(name)
-        look = system_style(name)  # the colour and marker it has in every figure of the report
-        style = {"color": look["color"], "marker": look["marker"], "ms": 4 if tree else 3, "lw": 2.5 if tree else 1.2,
-                 "ls": "-" if tree else "--", "zorder": 3 if tree else 2}
-        axes[0].plot(front["ndcg@10"], front.qps, label=label(name), **style)
-        top = front[front["ndcg@10"] >= zoom * best]
-        axes[1].plot(top["ndcg@10"], top.qps, **style)
-    for f in TARGETS:
-        axes[1].axvline(f * best, color="grey", lw=0.8, ls=":", zorder=1)
-        axes[1].annotate(f"{f:.0%}", (f * best, 1), xycoords=("data", "axes fraction"), ha="center",
-                         va="bottom", fontsize=7, color="grey")
-    axes[1].set_xlim(zoom * best, 1.005 * best)
-    for ax, what in zip(axes, ("whole sweep", f"top: nDCG@10 >= {zoom:.0%} of the best (targets dotted)")):
-        ax.set_yscale("log")
-        ax.set_xlabel(f"nDCG@10 (test queries); {what}", fontsize=9)
-        ax.grid(alpha=0.3, which="both")
-    axes[0].set_ylabel(f"queries per second (batched, {int(curves.threads.iloc[0])} thread)")
+    metrics = [m for m in FIGURE_METRICS if m in curves and curves[m].notna().any()]
+    fig, axes = plt.subplots(len(metrics), 2, figsize=(11, 4.6 * len(metrics)), squeeze=False,
+                             gridspec_kw={"width_ratios": [1, 1.2]})
+    for row, metric in zip(axes, metrics):
+        _pareto_row(row, curves, metric, zoom)
+    axes[0][0].set_ylabel(f"queries per second (batched, {int(curves.threads.iloc[0])} thread)")
+    for ax, _ in axes[1:]:
+        ax.set_ylabel(axes[0][0].get_ylabel())
     if title:
         fig.suptitle(title, fontsize=10)
-    fig.legend(loc="center left", bbox_to_anchor=(0.99, 0.5), fontsize=8, title="system (Pareto front)",
-               title_fontsize=8)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, [label(n) for n in labels], loc="center left", bbox_to_anchor=(0.99, 0.5), fontsize=8,
+               title="system (Pareto front)", title_fontsize=8)
     note_beyond(fig, curves.system.unique())
     fig.tight_layout()
     fig.savefig(path, dpi=150, bbox_inches="tight")
     plt.close(fig)
     return Path(path)
+
+
+def _pareto_row(axes, curves: pd.DataFrame, metric: str, zoom: float) -> None:
+    """One quality axis: the whole sweep's fronts (``axes[0]``, labelled by system) and their top."""
+    from ehi.report.styles import style as system_style
+
+    best = curves[metric].max()
+    for name, curve in curves.groupby("system", sort=False):
+        curve = curve.sort_values([metric, "qps"], ascending=False)  # of equal quality the fastest first
+        front = curve[curve.qps >= curve.qps.cummax()].drop_duplicates(metric).sort_values(metric)
+        tree = is_tree(name)
+        look = system_style(name)  # the colour and marker it has in every figure of the report
+        style = {"color": look["color"], "marker": look["marker"], "ms": 4 if tree else 3, "lw": 2.5 if tree else 1.2,
+                 "ls": "-" if tree else "--", "zorder": 3 if tree else 2}
+        axes[0].plot(front[metric], front.qps, label=name, **style)
+        top = front[front[metric] >= zoom * best]
+        axes[1].plot(top[metric], top.qps, **style)
+    for f in TARGETS:
+        axes[1].axvline(f * best, color="grey", lw=0.8, ls=":", zorder=1)
+        axes[1].annotate(f"{f:.0%}", (f * best, 1), xycoords=("data", "axes fraction"), ha="center",
+                         va="bottom", fontsize=7, color="grey")
+    axes[1].set_xlim(zoom * best, 1.005 * best)
+    truth = "test queries' judgements" if metric == "ndcg@10" else "exact search's top 10 as truth"
+    for ax, what in zip(axes, ("whole sweep", f"top: >= {zoom:.0%} of the best (targets dotted)")):
+        ax.set_yscale("log")
+        ax.set_xlabel(f"{NAMES[metric]} ({truth}); {what}", fontsize=9)
+        ax.grid(alpha=0.3, which="both")
 
 
 def _fmt(table: pd.DataFrame, cols, digits: int = 2) -> pd.DataFrame:
@@ -137,9 +163,9 @@ def _fmt(table: pd.DataFrame, cols, digits: int = 2) -> pd.DataFrame:
 
 
 def ratio_markdown(table: pd.DataFrame) -> str:
-    """The ratio table at equal quality, one row per (tree system, peer, metric, target)."""
+    """The ratio table at equal quality on one metric, one row per (tree system, peer, target)."""
     shown = _fmt(_fmt(table, ("qps_ratio", "p50_ratio", "p99_ratio")), ("target",), 3)
-    cols = ["ehi", "peer", "metric", "target_share", "target", "qps_ratio", "p50_ratio", "p99_ratio"]
+    cols = ["ehi", "peer", "target_share", "target", "qps_ratio", "p50_ratio", "p99_ratio"]
     return shown[cols].to_markdown(index=False)
 
 
@@ -151,13 +177,13 @@ def fraction_markdown(table: pd.DataFrame) -> str:
                   "qps_ratio"]].to_markdown(index=False)
 
 
-def _plainly(table: pd.DataFrame, tree: str, peer: str) -> str:
-    """Which of the two serves more queries a second at equal nDCG@10, said in words."""
-    rows = table[(table.ehi == tree) & (table.peer == peer) & (table.metric == "ndcg@10")]
+def _plainly(table: pd.DataFrame, tree: str, peer: str, metric: str = "ndcg@10") -> str:
+    """Which of the two serves more queries a second at equal ``metric``, said in words."""
+    rows = table[(table.ehi == tree) & (table.peer == peer) & (table.metric == metric)]
     ratios = ", ".join(f"{r.qps_ratio:.2f}x at {r.target_share:.0%} ({r.target:.3f})" for _, r in rows.iterrows())
     verdict = ("faster at every target" if (rows.qps_ratio > 1).all() else
                "slower at every target" if (rows.qps_ratio < 1).all() else "faster at some targets, slower at others")
-    return f"{tree} / {peer} QPS at equal nDCG@10 (share of the shared best): {ratios}; {tree} is {verdict}"
+    return f"{tree} / {peer} QPS at equal {NAMES[metric]} (share of the shared best): {ratios}; {tree} is {verdict}"
 
 
 def write_outputs(curves: pd.DataFrame, out_dir: Path, title: str, note: str = "",
@@ -186,11 +212,15 @@ def write_outputs(curves: pd.DataFrame, out_dir: Path, title: str, note: str = "
 
 def _report_text(table, trees, hnsw, frac, title: str, note: str, cost) -> str:
     text = [f"# {title}\n", *([note + "\n"] if note else []),
-            "## EHI / peer at equal nDCG@10 and Recall@10 (the fastest measured point of each reaching the target)\n"]
+            "## EHI / peer at equal nDCG@10, Recall@10 and k-NN recall@10 (the fastest measured point of each "
+            "reaching the target)\n", QUALITY_NOTE + "\n"]
     for t, part in table.groupby("threads"):
-        text += [f"### Batched search with {t} thread(s)\n", ratio_markdown(part) + "\n"]
+        text += [f"### Batched search with {t} thread(s)\n"]
+        for metric, rows in part.groupby("metric", sort=False):
+            text += [f"#### At equal {NAMES[metric]}\n", ratio_markdown(rows) + "\n"]
     least = table[table.threads == table.threads.min()]
-    text += ["\n".join(f"- {_plainly(least, t, hnsw)}." for t in trees if hnsw) + "\n"]
+    text += ["\n".join(f"- {_plainly(least, t, hnsw, m)}." for m in FIGURE_METRICS if m in set(least.metric)
+                       for t in trees if hnsw) + "\n"]
     if cost is not None:
         text += ["## What each costs (build: the index over trained vectors or leaves; train: the pipeline's "
                  "train_ehi job; index MiB: resident growth across the build)\n", cost_markdown(cost) + "\n"]

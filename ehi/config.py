@@ -37,6 +37,7 @@ class DatasetConfig(Section):
     dev_seed: int = 0
     synthetic: dict = field(default_factory=dict)  # SyntheticConfig's keys
     query_split: dict | None = None  # {fractions, seed}: split a single-split collection (ehi.data.query_split)
+    train_queries: int | None = None  # a seeded sample of this many training queries (ehi.data.splits.subsample_train)
 
     def synthetic_config(self) -> SyntheticConfig:
         return SyntheticConfig.from_dict(self.synthetic)
@@ -85,7 +86,10 @@ WORKFLOW_SET = {"train": {"max_length", "use_tree", "encode_batch_size", "device
 WORKFLOW_ONLY = {"train": {"seeds"}}
 # top-level keys that are not sections: their defaults
 TOP_LEVEL = {"ablations": {}, "ablation_systems": ["ehi+tree", "ehi+exact"], "quick": False,
-             "datasets": {}}  # datasets: several datasets in one run (workflow/multi.smk)
+             "datasets": {},  # datasets: several datasets in one run (workflow/multi.smk)
+             # folders the DAG makes for the datasets to read (workflow/rules/produced.smk)
+             "collections": {}, "encodings": {}, "worlds": {}, "towers": {},
+             "gain": {}, "world_fit": {}}  # the tables across datasets (workflow/rules/gain.smk, ../multi.smk)
 
 
 def sections_of(config: dict) -> dict:

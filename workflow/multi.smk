@@ -41,6 +41,13 @@ REPORTED = _CACHED if REPORT_ONLY else list(DATASETS)
 ACROSS = f"across_{'+'.join(DATASETS)}"  # the cross-dataset table and figure of this list of datasets
 
 
+include: "rules/gain.smk"
+
+# the gain tables when `gain:` names datasets, every one of them reported
+GAIN_OUTPUTS = ([*rules.gain_table.output, *rules.gain_scaling.output]
+                if GAIN_DATASETS and all(n in REPORTED for n, (_, ours) in GAIN_DATASETS.items() if ours) else [])
+
+
 onstart:
     # each dataset's manifest, as one dataset's run checks its own (ehi/data/manifest.py)
     from ehi.data.manifest import check_manifest
@@ -58,6 +65,7 @@ rule all:
     input:
         of_each("all"),
         f"results/tables/{ACROSS}.md",
+        GAIN_OUTPUTS,
     default_target: True
 
 
@@ -103,10 +111,67 @@ rule across_datasets:
         "scripts/across_datasets.py"
 
 
+rule geometry:
+    input:
+        [f"results/{n}/geometry.json" for n in DATASETS],
+
+
+def trained_logs(name):
+    """{(dataset, variant, model): its training log} of one dataset: the models its systems train
+    (the part before '+'), in main and in each variant its variant systems name."""
+    cfg = DATASETS[name]
+    models = sorted({s.split("+")[0] for s in cfg["search"]["systems"]} & {"de", "ehi"})
+    variants = ["main", *sorted({v.rsplit("/", 1)[0] for v in (cfg["evaluation"].get("variant_systems") or {}).values()})]
+    return {(name, v, m): f"results/{name}/{v}/train_log/{m}.parquet" for v in variants for m in models
+            if v == "main" or m == "ehi"}
+
+
+# A grid of training settings spread over this config's datasets, chosen on dev (ehi/report/dev_choice.py).
+rule dev_choice:
+    input:
+        [f for n in DATASETS for f in trained_logs(n).values()],
+    output:
+        md=f"results/tables/dev_choice_{'+'.join(DATASETS)}.md",
+        csv=f"results/tables/dev_choice_{'+'.join(DATASETS)}.csv",
+    params:
+        logs=[list(k) for n in DATASETS for k in trained_logs(n)],
+    log:
+        "logs/dev_choice.log",
+    conda:
+        "envs/ehi.yaml"
+    script:
+        "scripts/dev_choice.py"
+
+
+# The world held to the real collections (ehi/report/world_fit.py): this config's datasets and the
+# committed ones `world_fit.compare_with` names, each from its own geometry and summary files.
+WORLD_FIT = [*DATASETS, *(n for n in config.get("world_fit", {}).get("compare_with", []) if n not in DATASETS)]
+
+
+rule world_fit:
+    input:
+        geometry=[f"results/{n}/geometry.json" if n in DATASETS else os.path.abspath(f"results/{n}/geometry.json")
+                  for n in WORLD_FIT],
+        summaries=[f"results/{n}/main/summary.parquet" if n in DATASETS
+                   else os.path.abspath(f"results/{n}/main/summary.parquet") for n in WORLD_FIT],
+    output:
+        md="results/tables/world_fit.md",
+        csv="results/tables/world_fit.csv",
+    params:
+        datasets=WORLD_FIT,
+    log:
+        "logs/world_fit.log",
+    conda:
+        "envs/ehi.yaml"
+    script:
+        "scripts/world_fit.py"
+
+
 rule tables:
     input:
         [f for n in REPORTED for f in getattr(rules, PREFIX[n] + "tables").output],
         rules.across_datasets.output,
+        GAIN_OUTPUTS,
 
 
 rule claims:

@@ -102,15 +102,16 @@ def check_query_split(dataset: dict) -> None:
                           "(train, dev and test shares of the judged queries)")
 
 
-def check_values(config: dict, reads: Callable[[str], Iterable[str]], n_docs: int | None) -> None:
+def check_values(config: dict, reads: Callable[[str], Iterable[str]], n_docs: int | None,
+                 produced: Iterable[str] = ()) -> None:
     """Every check above. ``reads(system)``: the search keys a system's search reads
-    (ehi.search.registry.rule_settings, passed in: this module sits below the search stage)."""
+    (ehi.search.registry.rule_settings, passed in: this module sits below the search stage);
+    ``produced``: the folders rules of this DAG write (ehi.data.produced.produced_folders, passed in
+    for the same reason)."""
     check_query_split(config["dataset"])
     systems = [*config["search"]["systems"], *(config["ablation_systems"] if config["ablations"] else [])]
     name = config["encoder"]["name"]
-    from ehi.data.produced import produced_inputs
-
-    # vectors a rule of this DAG writes (ehi/data/produced.py): their width is known once written
-    dim = None if os.path.normpath(str(name)) in produced_inputs(config) else encoder_dim(name)
+    # vectors or a tower a rule of this DAG writes: their width is known once written
+    dim = None if os.path.normpath(str(name)) in set(produced) else encoder_dim(name)
     check_pq_m(config["search"], any("pq_m" in reads(s) for s in systems), dim, name)
     check_list_sizes(config["search"], systems, reads, n_docs)

@@ -129,11 +129,14 @@ def git_commit() -> str:
 
 
 def provenance(**extra) -> dict:
-    """What made a result: package version, git commit, the implementation version of every stage
+    """What made a result: package version, the implementation version of every stage
     (:data:`ehi.core.versions.VERSIONS`), the CPU kernel settings in force (ehi.core.kernels; null
-    where a setting was left to the machine), plus whatever the caller adds (config, seed)."""
-    return {"ehi_version": __version__, "git_commit": git_commit(), "versions": dict(VERSIONS), "kernels": kernel_settings(),
-            **extra}
+    where a setting was left to the machine), plus whatever the caller adds (config, seed).
+
+    No git commit: a rerun at a later commit that gives the same values then writes the same bytes,
+    so a committed result shows as changed only when its values did (the commit a job ran at is in
+    its log, :func:`ehi.core.rule_script.setup`; the stage versions say which code made the values)."""
+    return {"ehi_version": __version__, "versions": dict(VERSIONS), "kernels": kernel_settings(), **extra}
 
 
 def cast_table(df: pd.DataFrame, kind: str, keep_extra: bool = False) -> pa.Table:

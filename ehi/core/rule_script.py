@@ -48,4 +48,9 @@ def setup(snakemake) -> logging.Logger:
         sys.modules["torch"].set_num_threads(max(1, int(snakemake.threads)))
     log = logging.getLogger(snakemake.rule)
     report_uncaught(log)
+    from ehi import __version__
+    from ehi.core.io import git_commit
+
+    # the provenance the result files leave out (ehi.core.io.provenance): in the job's log
+    log.info("ehi %s, code at git commit %s", __version__, git_commit())
     return log

@@ -1,4 +1,4 @@
-"""Folders a dataset names that the DAG makes itself: built collections and encoded collections.
+"""Folders a dataset names that the DAG makes itself: collections, encodings, worlds and towers.
 
 A config's ``dataset.path`` (and ``encoder.name``, for the identity tower over vectors) may name a
 folder that a rule writes rather than one made by hand:
@@ -7,7 +7,13 @@ folder that a rule writes rather than one made by hand:
   ``resources/sources/<name>/`` (a BEIR folder), as ``../shared/data/webster/build.py`` builds webster;
 - ``encodings: {name: {collection: DIR, encoder: MODEL, max_length: N}}``: rule
   ``encode_collection`` encodes a text collection once into ``resources/vectors/<name>/`` (the
-  embeddings layout, :mod:`ehi.data.encode_collection`).
+  embeddings layout, :mod:`ehi.model.encode_collection`);
+- ``worlds: {name: {n_docs: 10000, query_noise: 2.1, ...}}``: rule ``vector_world`` writes the
+  synthetic vector world of those :class:`~ehi.data.vector_world.WorldConfig` knobs into
+  ``resources/worlds/<name>/`` (an embeddings folder, and its own identity tower);
+- ``towers: {name: {vectors: DIR, kind: linear}}``: rule ``write_tower`` writes
+  ``resources/towers/<name>/tower.json``, a tower over those vectors at its start, which
+  ``encoder.name`` then names (:func:`ehi.model.tower.write_tower_spec`).
 
 :func:`produced_inputs` gives the rule outputs a dataset's preparation waits for, so a fresh clone
 plans the whole chain (build, encode, prepare, ...) as jobs of one DAG.
@@ -19,7 +25,10 @@ import os
 from pathlib import PurePosixPath
 
 # config key -> the folder its entries are written under
-PRODUCED_ROOTS = {"collections": "resources/sources", "encodings": "resources/vectors"}
+PRODUCED_ROOTS = {"collections": "resources/sources", "encodings": "resources/vectors", "worlds": "resources/worlds",
+                  "towers": "resources/towers"}
+# config key -> the file its rule writes inside an entry's folder (the folder itself where absent)
+PRODUCED_FILES = {"towers": "tower.json"}
 
 
 def _norm(path) -> str:
@@ -35,16 +44,54 @@ def produced_folders(config: dict) -> dict[str, tuple[str, str]]:
     return out
 
 
+def produced_output(config: dict, folder) -> str | None:
+    """The rule output that makes ``folder`` (the folder, or the file its rule writes in it), or None
+    where no producer of the config writes it."""
+    entry = produced_folders(config).get(_norm(folder))
+    if entry is None:
+        return None
+    extra = PRODUCED_FILES.get(entry[0])
+    return _norm(PurePosixPath(_norm(folder)) / extra) if extra else _norm(folder)
+
+
+def is_produced(config: dict, folder) -> bool:
+    """Whether a rule of this DAG writes ``folder`` (its contents are then known only once written)."""
+    return bool(folder) and produced_output(config, folder) is not None
+
+
 def produced_inputs(config: dict) -> list[str]:
-    """The produced folders this dataset reads: its ``dataset.path`` and a vector ``encoder.name``."""
-    folders = produced_folders(config)
+    """The rule outputs this dataset reads: what makes its ``dataset.path`` and its ``encoder.name``."""
     named = [config.get("dataset", {}).get("path"), config.get("encoder", {}).get("name")]
-    return sorted({_norm(p) for p in named if p and _norm(p) in folders})
+    return sorted({produced_output(config, p) for p in named if is_produced(config, p)})
 
 
 def collection_of(config: dict, encoding: str) -> str:
     """The collection folder an encoding reads (a produced one is then an input of its job)."""
     return _norm(config["encodings"][encoding]["collection"])
+
+
+def tower_vectors(config: dict, tower: str) -> str:
+    """The vectors folder a tower is written over (a produced one is then an input of its job)."""
+    return _norm(config["towers"][tower]["vectors"])
+
+
+def world_knobs(knobs: dict | None) -> dict:
+    """Every :class:`~ehi.data.vector_world.WorldConfig` knob of a ``worlds`` entry, defaults filled."""
+    from ehi.data.vector_world import WorldConfig
+
+    return WorldConfig.from_dict(knobs).to_dict()
+
+
+def check_worlds(worlds: dict) -> None:
+    """Refuse a ``worlds`` entry whose knobs :class:`~ehi.data.vector_world.WorldConfig` does not know,
+    naming the entry, before any job runs."""
+    from ehi.core.errors import UserError
+
+    for name, knobs in worlds.items():
+        try:
+            world_knobs(knobs)
+        except (TypeError, ValueError) as err:
+            raise UserError(f"worlds entry {name!r}: {err}") from None
 
 
 def run_build_script(script: str, out: str, args: list[str] | None = None) -> None:

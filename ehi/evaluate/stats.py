@@ -170,11 +170,12 @@ def significance_report(per_query: pd.DataFrame, metrics, targets=TARGETS, n_per
 
 def ablation_significance(per_query: pd.DataFrame, ablations: dict[str, list[str]], metrics, budget: float = 0.1,
                           n_permutations: int = 10_000, seed: int = 0, alpha: float = 0.05,
-                          confidence: float = 0.95) -> pd.DataFrame:
+                          confidence: float = 0.95, searches=None) -> pd.DataFrame:
     """Each ablation variant against the main setting, paired over queries.
 
-    Two searches per variant: EHI's tree at its KMR point under ``budget`` and EHI's exact search
-    (``system_a`` / ``system_b`` are the same system, ``variant`` vs ``main``). Holm's correction
+    ``searches``: (system, the fraction of documents it is read at) of each compared search, by
+    default EHI's tree at its KMR point under ``budget`` and EHI's exact search (``system_a`` /
+    ``system_b`` are the same system, ``variant`` vs ``main``). Holm's correction
     runs over one ablation's comparisons (every variant x search) for each metric and test: one
     family is one ablation table's column of p-values. Variants without per-query results are skipped.
     """
@@ -185,7 +186,7 @@ def ablation_significance(per_query: pd.DataFrame, ablations: dict[str, list[str
     if "main" not in run:
         return pd.DataFrame()
     kmrs = {metric: kmr_table(summary, [budget, 1.0], metric) for metric in metrics}  # once per metric
-    searches = (("ehi+tree", budget), ("ehi+exact", 1.0))
+    searches = searches or (("ehi+tree", budget), ("ehi+exact", 1.0))
     records = []
     for name, variants in ablations.items():
         for metric, kmr in kmrs.items():

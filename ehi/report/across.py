@@ -26,6 +26,7 @@ from ehi.evaluate.variant_systems import parse as parse_variant_systems, with_va
 from ehi.report import figures as draw
 from ehi.report.latex import table_tex
 from ehi.report.seed_tables import seeded_main_summary
+from ehi.report.styles import is_ehi_search
 
 METRICS = ("ndcg@10", "recall@100")
 BUDGETS = {0.05: "<=5%", 0.1: "<=10%", 1.0: "exact"}
@@ -75,7 +76,7 @@ def tree_vs_best_peer(sig: pd.DataFrame, metric: str, budget: float, tree: str =
     dataset's own tests of ``tree`` at ``budget``; '*' = significant there, '(within seed spread)' =
     over seeds, a difference no larger than a side's sd; '–' where the table has no such test."""
     rows = sig[(sig.system_a == tree) & (sig.metric == metric) & (sig.test == TEST) & np.isclose(sig.budget, budget)
-               & ~sig.system_b.str.endswith("+tree")]
+               & ~sig.system_b.map(is_ehi_search)]
     if rows.empty:
         return "–"
     best = rows.loc[rows.mean_b.idxmax()]
@@ -93,7 +94,7 @@ def system_order(summaries) -> list[str]:
 def across_table(results: dict[str, tuple[pd.DataFrame, pd.DataFrame]], metrics=METRICS, budgets=BUDGETS) -> pd.DataFrame:
     """A row per dataset; per metric and budget, every system's value and EHI's tree vs the best peer."""
     systems = system_order(summary for summary, _ in results.values())
-    trees = [s for s in systems if s.endswith("+tree")]  # EHI's tree and each variant tree beside it
+    trees = [s for s in systems if is_ehi_search(s)]  # EHI's tree and each variant tree beside it (the registry's)
     rows = []
     for name, (summary, sig) in results.items():
         row = {"dataset": name, "test queries": int(sig.n_queries.max()) if "n_queries" in sig and len(sig) else np.nan}

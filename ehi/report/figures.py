@@ -233,7 +233,7 @@ def _interval(sig: pd.DataFrame | None, variant: str, col: str) -> tuple[float, 
     if sig is None or sig.empty or "ci_low" not in sig:
         return None
     search, metric = col.split()[0], col.split()[1]  # "tree ndcg@10 @10%" / "exact ndcg@10"
-    rows = sig[(sig.variant == variant) & (sig.system_a == f"ehi+{search}") & (sig.metric == metric)]
+    rows = sig[(sig.variant == variant) & (sig.system_a.str.split("+").str[-1] == search) & (sig.metric == metric)]
     rows = rows[rows.test == "randomization"] if "test" in rows and (rows.test == "randomization").any() else rows
     if rows.empty:
         return None

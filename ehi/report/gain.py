@@ -14,22 +14,22 @@ and ScaNN with L lists score L centroids a query, exact search and HNSW none, so
 frac_work = frac_visited + L / N, with L the leaf count rule dev_leaf_count chose (IVF and ScaNN
 tuned over the same grid chose the same count on these collections, docs/findings.md).
 
-    python -m ehi.report.gain config/scale_study.yaml world_1e4 --out results/tables/scale_gain \
-        --figure results/figures/scale_gain.png --collection scifact_frozen=config/frozen_encoder.yaml:5183:809 \
-        --collection nfcorpus_frozen=config/frozen_encoder.yaml:3395:259 --collection cisi_frozen=config/frozen_encoder.yaml:1460:31
+N, the training queries and a world's asymmetry are read from each dataset's data facts
+(``results/<dataset>/data.json``, :mod:`ehi.data.facts`). Rule ``gain_table`` (workflow/rules/gain.smk)
+renders the table over a config's ``gain:`` datasets.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from ehi.core.io import read_table
+from ehi.data.facts import read_data_facts
 from ehi.evaluate.metrics import kmr_table, summarize
 from ehi.evaluate.seeds import per_query_over_seeds, seed_column
 from ehi.evaluate.stats import holm, paired_tests
@@ -43,17 +43,40 @@ IVFS = ("ivf-lists+tree", "ehi+faiss-ivf")
 PARTITIONS = ("tree", "faiss-ivf", "scann")  # the searches that route over L lists
 
 
-def report_names(config: dict) -> dict[tuple[str, str], str]:
+@dataclass(frozen=True)
+class GainDataset:
+    """One dataset of the gain table: its results folder (``results/<name>``, with its ``data.json``),
+    its tree's leaf count, its report names (evaluation.variant_systems) and its main seed."""
+
+    results: Path
+    leaves: int
+    variant_systems: dict
+    main_seed: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.results.name
+
+
+def leaf_count(results: Path, branching) -> int:
+    """The tree's leaf count: rule dev_leaf_count's choice (``branching: auto``), else the branching fixed."""
+    if branching == "auto":
+        return int(json.loads((Path(results) / "dev_leaf_count.json").read_text())["branching"])
+    if not isinstance(branching, int):
+        raise ValueError(f"{results}: train.branching {branching!r} is neither auto nor a leaf count")
+    return branching
+
+
+def report_names(variant_systems: dict) -> dict[tuple[str, str], str]:
     """(variant, system) -> the name the report gives it: evaluation.variant_systems, else the system."""
-    specs = (config.get("evaluation") or {}).get("variant_systems") or {}
-    return {tuple(spec.rsplit("/", 1)): name for name, spec in specs.items()}
+    return {tuple(spec.rsplit("/", 1)): name for name, spec in (variant_systems or {}).items()}
 
 
-def load_per_query(results: Path, dataset: str, names: dict, main_seed: int) -> pd.DataFrame:
-    """Every per-query table of ``dataset`` with ``seed`` and the report's system names."""
-    frames = [read_table(p, "per_query") for p in sorted((results / dataset).rglob("per_query/*.parquet"))]
+def load_per_query(results: Path, names: dict, main_seed: int) -> pd.DataFrame:
+    """Every per-query table under ``results`` with ``seed`` and the report's system names."""
+    frames = [read_table(p, "per_query") for p in sorted(Path(results).rglob("per_query/*.parquet"))]
     if not frames:
-        raise SystemExit(f"{results / dataset}: no per_query tables; run the dataset first")
+        raise ValueError(f"{results}: no per_query tables; run the dataset first")
     rows = seed_column(pd.concat(frames, ignore_index=True), main_seed)
     named = [names.get((v, s), s if v == "main" else None) for v, s in zip(rows.variant, rows.system)]
     return rows.assign(system=named).dropna(subset=["system"]).assign(variant="main")
@@ -108,10 +131,14 @@ def systems_at_work(per_query: pd.DataFrame, metric: str, budgets=BUDGETS) -> pd
             .rename(columns={"target": "budget", "std": "sd", "count": "n_seeds"}).assign(metric=metric))
 
 
-def dataset_gains(results: Path, dataset: str, config: dict, n_docs: int, leaves: int, n_train: int,
-                  asymmetry: float = np.nan) -> pd.DataFrame:
-    main_seed = int((config.get("train") or {}).get("seed", 0))
-    per_query, derived = work_axis(load_per_query(results, dataset, report_names(config), main_seed), leaves, n_docs)
+def dataset_gains(entry: GainDataset) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The gain rows and every system's values at each budget of one dataset."""
+    facts = read_data_facts(entry.results / "data.json")
+    n_docs, n_train, leaves = int(facts["documents"]), int(facts["queries_per_split"]["train"]), entry.leaves
+    asymmetry = float(facts["world"].get("asymmetry", 0.0)) if "world" in facts else np.nan
+    dataset = entry.name
+    per_query, derived = work_axis(load_per_query(entry.results, report_names(entry.variant_systems), entry.main_seed),
+                                   leaves, n_docs)
     table = pd.concat([gain_rows(per_query, m) for m in METRICS], ignore_index=True)
     systems = pd.concat([systems_at_work(per_query, m, (*BUDGETS, 1.0)) for m in METRICS], ignore_index=True).assign(dataset=dataset)
     tested = table.p.notna()
@@ -143,61 +170,25 @@ def gain_figure(table: pd.DataFrame, path: Path) -> Path:
     return save_figure(fig, path)
 
 
-def _world_sizes(config: dict, dataset: str, results: Path) -> tuple[int, int, int, float]:
-    """(N, leaves, training queries, query asymmetry) of a world: N, the training queries and the
-    asymmetry from its folder's manifest (embeddings.json), the leaves from :func:`_leaves`."""
-    entry = config["datasets"][dataset]
-    world = json.loads((Path(entry["dataset"]["path"]) / "embeddings.json").read_text())["world"]
-    return (int(world["n_docs"]), _leaves(config, entry, results / dataset), int(world["n_train"]),
-            float(world.get("asymmetry", 0.0)))
-
-
-def _leaves(config: dict, entry: dict, results: Path) -> int:
-    """The tree's leaf count: rule dev_leaf_count's choice, or the branching the config fixes."""
-    chosen = results / "dev_leaf_count.json"
-    if chosen.exists():
-        return int(json.loads(chosen.read_text())["branching"])
-    branching = (entry.get("train") or {}).get("branching", (config.get("train") or {}).get("branching"))
-    if not isinstance(branching, int):
-        raise SystemExit(f"{chosen}: missing, and the config fixes no leaf count (train.branching {branching!r})")
-    return branching
-
-
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("config", type=Path)
-    parser.add_argument("datasets", nargs="*", help="worlds of the config (its datasets entries)")
-    parser.add_argument("--collection", action="append", default=[], metavar="NAME=CONFIG:N:TRAIN",
-                        help="a dataset of another config (a real collection) with its documents and training queries")
-    parser.add_argument("--results", type=Path, default=Path("results"))
-    parser.add_argument("--out", type=Path, required=True, help="stem of the tables (.md/.tex/.csv; STEM_systems beside)")
-    parser.add_argument("--figure", type=Path, help="the figure (.png; default STEM.png)")
-    args = parser.parse_args(argv)
-    config = yaml.safe_load(args.config.read_text())
-    tables = [dataset_gains(args.results, ds, config, *_world_sizes(config, ds, args.results)) for ds in args.datasets]
-    for spec in args.collection:
-        name, rest = spec.split("=", 1)
-        path, n_docs, n_train = rest.rsplit(":", 2)
-        other = yaml.safe_load(Path(path).read_text())
-        leaves = _leaves(other, (other.get("datasets") or {}).get(name, {}), args.results / name)
-        tables.append(dataset_gains(args.results, name, other, int(n_docs), leaves, int(n_train)))
+def build_gain(datasets: list[GainDataset], out: Path, figure: Path) -> pd.DataFrame:
+    """The gain table (``out``.md/.tex/.csv), every system at each budget of work (``out``_systems)
+    and the gain figure, over ``datasets`` in their order; returns the gain table."""
+    out = Path(out)
+    tables = [dataset_gains(entry) for entry in datasets]
     systems = pd.concat([t[1] for t in tables], ignore_index=True)
     table = pd.concat([t[0] for t in tables], ignore_index=True)
     cols = ["dataset", "n_docs", "leaves", "train_queries_per_leaf", "asymmetry", "work", "metric", "tree", "ivf", "budget",
             "tree_value", "ivf_value", "gain", "gain_sd", "n_seeds", "p", "p_holm", "n_queries"]
     table = table.loc[table.tree_value.notna() | table.ivf_value.notna(), cols]  # budgets neither reaches: left out
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    render_table(table, args.out, caption="The tree's gain over k-means IVF at equal fractions of work "
+    out.parent.mkdir(parents=True, exist_ok=True)
+    render_table(table, out, caption="The tree's gain over k-means IVF at equal fractions of work "
                  "(ehi/report/gain.py): mean and sd over seeds, paired randomization test over queries, Holm per dataset.",
                  floatfmt=".4f")
-    gain_figure(table, args.figure or args.out.with_suffix(".png"))
+    gain_figure(table, figure)
     wide = systems.dropna(subset=["mean"]).pivot_table(index=["dataset", "metric", "system"], columns="budget",
                                                        values="mean").reset_index()
     wide.columns = [c if isinstance(c, str) else f"{c:g}" for c in wide.columns]
-    render_table(wide, args.out.with_name(args.out.name + "_systems"),
+    render_table(wide, out.with_name(out.name + "_systems"),
                  caption="Every system at each fraction of work (columns), mean over seeds; – where it has no point that cheap.",
                  floatfmt=".3f")
-
-
-if __name__ == "__main__":
-    main()
+    return table

@@ -5,15 +5,12 @@ budget of work) and keeps one comparison, the floor recipe's tree against IVF wi
 (the partition it starts from), at a few fixed budgets. Each dataset is one point: the synthetic
 worlds (with and without query asymmetry) and the real collections on the same axes. A real
 collection's fraction of work is derived (its routing, L / N, is 14-22% of a scan), so it has no
-point at the study's smallest budgets; the table says where a dataset has none.
-
-    python -m ehi.report.gain_scaling results/tables/scale_gain.csv --out results/tables/scale_gain_by_n \
-        --figure results/figures/scale_gain_by_n.png
+point at the study's smallest budgets; the table says where a dataset has none. Rule
+``gain_scaling`` (workflow/rules/gain.smk) renders it from rule ``gain_table``'s CSV.
 """
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import numpy as np
@@ -100,20 +97,13 @@ def scaling_figure(rows: pd.DataFrame, path: Path) -> Path:
     return save_figure(fig, path)
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("gains", type=Path, help="the gain table's CSV (ehi.report.gain --out STEM writes STEM.csv)")
-    parser.add_argument("--out", type=Path, required=True, help="stem of the table (.md/.tex/.csv)")
-    parser.add_argument("--figure", type=Path, help="the figure (.png; default STEM.png)")
-    args = parser.parse_args(argv)
-    rows = scaling_rows(pd.read_csv(args.gains))
+def build_gain_scaling(gains_csv: Path, out: Path, figure: Path) -> pd.DataFrame:
+    """The scaling table (``out``.md/.tex/.csv) and figure from the gain table's CSV; returns its rows."""
+    rows = scaling_rows(pd.read_csv(gains_csv))
     if rows.empty:
-        raise SystemExit(f"{args.gains}: no {TREE} against {IVF} rows at budgets {BUDGETS}")
-    render_table(scaling_table(rows), args.out,
+        raise ValueError(f"{gains_csv}: no {TREE} against {IVF} rows at budgets {BUDGETS}")
+    render_table(scaling_table(rows), Path(out),
                  caption=f"Gain of {TREE} over k-means IVF with as many lists ({IVF}; {IVF_ELSE} where the "
                  "dataset has no such system, with the same count) at equal fractions of work, by dataset (ehi/report/gain_scaling.py): mean ± sd over seeds, * Holm p < 0.05; – no point that cheap.")
-    scaling_figure(rows, args.figure or args.out.with_suffix(".png"))
-
-
-if __name__ == "__main__":
-    main()
+    scaling_figure(rows, figure)
+    return rows

@@ -19,6 +19,7 @@ from ehi.model.tree_stats import leaf_health, leaf_size_stats
 from ehi.evaluate.metrics import kmr_table
 from ehi.core.io import atomic_dir, read_table, staged_files
 from ehi.evaluate.stats import ablation_significance
+from ehi.search.registry import budgeted
 from ehi.evaluate.variant_systems import parse as parse_variant_systems, with_variant_systems
 from ehi.report.seed_tables import kmr_over_seeds_wide, plot_kmr_over_seeds, seeded_main_summary
 from ehi.report.styles import variant_names
@@ -27,8 +28,15 @@ from ehi.report.train_log import train_log_table
 
 log = logging.getLogger(__name__)
 
-ABLATION_BUDGET = 0.1  # ablations compare EHI's tree at this fraction of documents scored
-ABLATION_SYSTEMS = ("ehi+tree", "ehi+exact")  # what an ablation table compares
+ABLATION_BUDGET = 0.1  # ablations compare a budgeted search (EHI's tree) at this fraction of documents scored
+ABLATION_SYSTEMS = ("ehi+tree", "ehi+exact")  # what an ablation table compares unless ablation_systems says
+
+
+def ablation_searches(systems=ABLATION_SYSTEMS) -> list[tuple[str, str, float]]:
+    """(system, its label, the fraction of documents it is read at) of each ablation system: a
+    budgeted search (the registry says which) at ABLATION_BUDGET, an exhaustive one at 1.0; the label
+    is its search kind ("tree", "tree-pq", "exact")."""
+    return [(s, s.split("+", 1)[1], ABLATION_BUDGET if budgeted(s) else 1.0) for s in systems]
 
 
 def _pct(target: float) -> str:
@@ -68,8 +76,10 @@ def tree_warnings(leaves: dict[str, pd.DataFrame]) -> list[str]:
     return out
 
 
-def ablation_table(summaries: dict[str, pd.DataFrame], ablations: dict[str, list[str]], metrics) -> pd.DataFrame:
-    """EHI's tree at ABLATION_BUDGET and EHI's exact search, per ablation variant (main included)."""
+def ablation_table(summaries: dict[str, pd.DataFrame], ablations: dict[str, list[str]], metrics,
+                   systems=ABLATION_SYSTEMS) -> pd.DataFrame:
+    """Each ablation system (EHI's tree at ABLATION_BUDGET and its exact search by default), per
+    ablation variant (main included)."""
     rows = []
     for name, variants in ablations.items():
         for variant in ["main", *variants]:
@@ -78,26 +88,30 @@ def ablation_table(summaries: dict[str, pd.DataFrame], ablations: dict[str, list
             summary = summaries[variant]
             row = {"ablation": name, "variant": variant}
             for metric in metrics:
-                tree = kmr_table(summary[summary.system == "ehi+tree"], [ABLATION_BUDGET], metric)
-                exact = summary[(summary.system == "ehi+exact") & (summary.metric == metric)]
-                row[f"tree {metric} @{_pct(ABLATION_BUDGET)}"] = tree.value.iloc[0] if len(tree) else np.nan
-                row[f"exact {metric}"] = exact.value.max() if len(exact) else np.nan
+                for system, label, target in ablation_searches(systems):
+                    if target < 1.0:
+                        point = kmr_table(summary[summary.system == system], [target], metric)
+                        row[f"{label} {metric} @{_pct(target)}"] = point.value.iloc[0] if len(point) else np.nan
+                    else:
+                        full = summary[(summary.system == system) & (summary.metric == metric)]
+                        row[f"{label} {metric}"] = full.value.max() if len(full) else np.nan
             rows.append(row)
     return pd.DataFrame(rows)
 
 
-def ablation_per_query(results: Path, variants) -> pd.DataFrame:
-    """Per-query metrics of EHI's tree and exact search in each variant (main and the ablations')."""
-    paths = [results / v / "per_query" / f"{system}.parquet" for v in variants for system in ABLATION_SYSTEMS]
+def ablation_per_query(results: Path, variants, systems=ABLATION_SYSTEMS) -> pd.DataFrame:
+    """Per-query metrics of each ablation system in each variant (main and the ablations')."""
+    paths = [results / v / "per_query" / f"{system}.parquet" for v in variants for system in systems]
     frames = [read_table(p, "per_query") for p in paths if p.exists()]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def ablation_significance_table(sig: pd.DataFrame) -> pd.DataFrame:
+def ablation_significance_table(sig: pd.DataFrame, systems=ABLATION_SYSTEMS) -> pd.DataFrame:
     """One row per (ablation, variant, search, metric): main vs variant and both Holm-adjusted p-values."""
     if sig.empty:
         return pd.DataFrame(columns=["ablation", "variant", "search", "metric", "main", "variant value", "delta"])
-    sig = sig.assign(search=np.where(sig.system_a == "ehi+tree", f"tree @{_pct(ABLATION_BUDGET)}", "exact"))
+    labels = {s: label if target == 1.0 else f"{label} @{_pct(target)}" for s, label, target in ablation_searches(systems)}
+    sig = sig.assign(search=sig.system_a.map(labels))
     keys = ["ablation", "variant", "search", "metric"]
     wide = sig.pivot_table(index=keys, columns="test", values="p_adjusted", sort=False).reset_index()
     wide.columns = [f"p_adj {c}" if c in ("t-test", "randomization") else c for c in wide.columns]
@@ -129,21 +143,22 @@ def build_report(results_dir: str | os.PathLike, dataset: str, variants, ablatio
                  metrics, targets, tables_dir: str | os.PathLike, figures_dir: str | os.PathLike,
                  n_permutations: int = 10_000, seed: int = 0, alpha: float = 0.05,
                  variant_systems: dict[str, str] | None = None, seed_replicas: dict[str, list[str]] | None = None,
-                 main_seed: int = 0) -> None:
+                 main_seed: int = 0, ablation_systems=ABLATION_SYSTEMS) -> None:
     """``variant_systems``: evaluation.variant_systems ({name: "<variant>/<system>"}), shown in the
     main KMR table and figures beside the main setting's systems. ``seed_replicas`` ({variant: its
     seed replicas}, ehi.evaluate.seeds; empty for one seed): the KMR table shows mean ± sd over seeds,
-    with the long table (mean, sd, min, max) and a figure of its own.
+    with the long table (mean, sd, min, max) and a figure of its own. ``ablation_systems``: the
+    searches the ablation tables compare (config ablation_systems).
 
     Everything renders into temporary folders first and moves into place only once the whole set
     did: a result that cannot be read leaves the previous tables and figures as they were."""
     with atomic_dir(figures_dir) as figures, staged_files(tables_dir) as tables:
         _render(Path(results_dir), dataset, variants, ablations, metrics, targets, tables, figures,
-                n_permutations, seed, alpha, variant_systems, seed_replicas, main_seed)
+                n_permutations, seed, alpha, variant_systems, seed_replicas, main_seed, tuple(ablation_systems))
 
 
 def _render(results: Path, dataset: str, variants, ablations, metrics, targets, tables: Path, figures: Path,
-            n_permutations, seed, alpha, variant_systems, seed_replicas, main_seed) -> None:
+            n_permutations, seed, alpha, variant_systems, seed_replicas, main_seed, ablation_systems) -> None:
     summaries = {v: check_summary_values(read_table(results / v / "summary.parquet", "summary"),
                                          results / v / "summary.parquet", dataset)
                  for v in variants if (results / v / "summary.parquet").exists()}
@@ -174,17 +189,17 @@ def _render(results: Path, dataset: str, variants, ablations, metrics, targets, 
     names = variant_names(ablations)  # the figures' names of the variants; their paths in a footnote
     draw.plot_leaf_sizes({v: df["size"].to_numpy() for v, df in leaves.items()}, figures / "leaf_sizes.png",
                          title=f"{dataset}: documents per leaf", names=names)
-    abl = ablation_table(summaries, ablations, metrics)  # every metric; the figure shows the first (tree and exact)
+    abl = ablation_table(summaries, ablations, metrics, ablation_systems)  # every metric; the figure shows the first
     draw.render_table(abl, tables / f"{dataset}_ablations", caption=f"{dataset}: ablations of EHI")
-    per_query = ablation_per_query(results, variants) if ablations else pd.DataFrame()
-    sig = ablation_significance(per_query, ablations, metrics, ABLATION_BUDGET,
-                                n_permutations=n_permutations, seed=seed, alpha=alpha)
+    per_query = ablation_per_query(results, variants, ablation_systems) if ablations else pd.DataFrame()
+    sig = ablation_significance(per_query, ablations, metrics, ABLATION_BUDGET, n_permutations=n_permutations,
+                                seed=seed, alpha=alpha, searches=[(s, t) for s, _, t in ablation_searches(ablation_systems)])
     for name in ablations:  # each variant with its interval against the main setting
         rows = abl[abl.ablation == name]
         draw.plot_ablation(rows, list(rows.columns[2:4]), figures / f"ablation_{name}.png",
                            title=f"{dataset}: ablation {name}", sig=sig[sig.ablation == name] if len(sig) else None,
                            names=names)
-    draw.render_table(ablation_significance_table(sig), tables / f"{dataset}_ablation_significance",
+    draw.render_table(ablation_significance_table(sig, ablation_systems), tables / f"{dataset}_ablation_significance",
                        caption=f"{dataset}: each ablation variant against the main setting, paired over queries "
                                f"(EHI's tree at <= {_pct(ABLATION_BUDGET)} of documents scored, and exact search); "
                                "p-values Holm-adjusted over one ablation's variants and searches per metric and test; "

@@ -193,6 +193,12 @@ def searches() -> tuple[str, ...]:
     return tuple(kind.name for kind in entries())
 
 
+def budgeted(system: str) -> bool:
+    """Whether a system's search has a budget to sweep (a tree's beam, IVF's nprobe, ...) rather than
+    scoring every document, as its kind's searcher says: what a report reads instead of its name."""
+    return ann_kind(system.split("+", 1)[-1]).searcher_class().budget_param != "exact"
+
+
 def entries(plugins: bool = True) -> tuple[AnnKind, ...]:
     """Every registered entry in :func:`searches` order; ``plugins`` False: those registered so
     far, without importing the plugin modules (what a module reads at its own import)."""
@@ -273,7 +279,7 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["KINDS", "AnnKind", "Searcher", "SearchResult", "ann_kind", "build_searcher", "check_systems", "entries",
+__all__ = ["KINDS", "AnnKind", "Searcher", "SearchResult", "ann_kind", "budgeted", "build_searcher", "check_systems", "entries",
            "kinds", "load_searcher", "log_grid", "register_kind", "rule_settings", "searches",
            "system_pattern"]
 

@@ -115,6 +115,9 @@ class TrainConfig:
     dev_eval: bool = shared(False)
     dev_split: str = shared("dev")
     dev_budget: float = tree(0.1)
+    # What a dev budget counts: documents scored, or work (documents plus routing); None = documents,
+    # and the workflow passes search.budget_cost work here, so the epoch kept reads the tables' cost.
+    dev_cost: str | None = tree(None)
     select: str = shared("last")
     select_metric: str = shared("auto")
     floor: str = tree("none")
@@ -148,6 +151,7 @@ class TrainConfig:
             "floor in ('none', 'kmeans')": self.floor in ("none", "kmeans"),
             "floor: kmeans needs select_metric: kmr_auc": self.floor == "none" or self.select_metric == "kmr_auc",
             "patience >= 0": self.patience >= 0, "0 < dev_budget <= 1": 0 < self.dev_budget <= 1,
+            "dev_cost is documents or work": self.dev_cost in (None, "documents", "work"),
             "freeze_layers >= 0": self.freeze_layers >= 0,
             "layer_cache_dtype in ('float16', 'float32')": self.layer_cache_dtype in ("float16", "float32"),
             "lambda_neighbour >= 0": self.lambda_neighbour >= 0, "lambda_balance >= 0": self.lambda_balance >= 0,

@@ -26,7 +26,7 @@ from ehi.model.tree_init import ivf_centroids, kmeans_init_
 from ehi.model.tree_stats import leaf_size_stats, leaf_sizes
 from ehi.core.ranking import at_budget
 from ehi.core.work import tree_routing_units
-from ehi.train.dev_eval import beam_points, ranking_metrics, top_rows
+from ehi.train.dev_eval import beam_points, ranking_metrics, visited_top_rows
 
 AUC_BUDGETS = (0.01, 0.02, 0.05, 0.1)
 
@@ -50,7 +50,6 @@ def tree_curve(tree: TreeIndexer, q_emb: np.ndarray, doc_emb: np.ndarray, doc_le
     sizes = leaf_sizes(doc_leaf, tree.n_leaves)
     q = torch.from_numpy(np.ascontiguousarray(q_emb, dtype=np.float32))
     points = beam_points(tree, q, sizes, len(doc_emb), max(budgets), tree_routing(tree) if cost == "work" else None)
-    scores = q_emb @ doc_emb.T  # (n, N)
     out, values = {}, []
     for b in budgets:
         at = at_budget([p[0] for p in points], b)
@@ -59,8 +58,7 @@ def tree_curve(tree: TreeIndexer, q_emb: np.ndarray, doc_emb: np.ndarray, doc_le
             values.append(0.0)
             continue
         frac, _, leaves = points[at]
-        visited = np.stack([np.isin(doc_leaf, row) for row in leaves])
-        ndcg = ranking_metrics(top_rows(np.where(visited, scores, -np.inf)), relevant)["ndcg@10"]
+        ndcg = ranking_metrics(visited_top_rows(q_emb, doc_emb, doc_leaf, leaves), relevant)["ndcg@10"]
         out.update({f"{prefix}_ndcg@10@{b:g}": ndcg, f"{prefix}_frac@{b:g}": frac})
         values.append(ndcg)
     stats = leaf_size_stats(sizes)
@@ -82,14 +80,15 @@ def kmeans_tree(like: TreeIndexer, doc_emb: np.ndarray, seed: int = IVF_SEED) ->
 
 
 def floor_candidates(tree: TreeIndexer, q_emb: np.ndarray, doc_emb: np.ndarray, doc_leaf: np.ndarray,
-                     relevant: list[np.ndarray], floor: str) -> tuple[dict, TreeIndexer | None]:
+                     relevant: list[np.ndarray], floor: str, cost: str = "documents") -> tuple[dict, TreeIndexer | None]:
     """The trained tree's curve and, with ``floor: kmeans``, the k-means tree's on the same
-    embeddings -> (log columns, the k-means tree where it beat the trained one, else None)."""
-    out = tree_curve(tree, q_emb, doc_emb, doc_leaf, relevant, "dev_tree")
+    embeddings, budgets under ``cost`` (the study's search.budget_cost) -> (log columns, the
+    k-means tree where it beat the trained one, else None)."""
+    out = tree_curve(tree, q_emb, doc_emb, doc_leaf, relevant, "dev_tree", cost=cost)
     if floor != "kmeans":
         return out, None
     km = kmeans_tree(tree, doc_emb)
-    out.update(tree_curve(km, q_emb, doc_emb, km.assign_leaves(doc_emb), relevant, "dev_kmeans"))
+    out.update(tree_curve(km, q_emb, doc_emb, km.assign_leaves(doc_emb), relevant, "dev_kmeans", cost=cost))
     use_km = out["dev_kmeans_auc"] > out["dev_tree_auc"]
     out.update({"dev_floor_auc": max(out["dev_kmeans_auc"], out["dev_tree_auc"]), "dev_floor_kmeans": float(use_km)})
     return out, (km if use_km else None)

@@ -40,6 +40,32 @@ def top_rows(scores: np.ndarray, k: int = TOP) -> np.ndarray:
     return np.pad(rows, ((0, 0), (0, k - k_eff)), constant_values=-1)
 
 
+EXACT_CHUNK = 256  # dev queries scored against the whole corpus at a time: (256, N) floats, not (n, N)
+
+
+def exact_top_rows(q_emb: np.ndarray, doc_emb: np.ndarray, k: int = TOP) -> np.ndarray:
+    """:func:`top_rows` of exact search, in chunks of queries (memory bounded at 10^5-10^6 documents)."""
+    return np.concatenate([top_rows(q_emb[i : i + EXACT_CHUNK] @ doc_emb.T, k) for i in range(0, len(q_emb), EXACT_CHUNK)]
+                          or [np.empty((0, k), np.int64)])
+
+
+def visited_top_rows(q_emb: np.ndarray, doc_emb: np.ndarray, doc_leaf: np.ndarray, leaves: np.ndarray,
+                     k: int = TOP) -> np.ndarray:
+    """Rows of the k best documents of each query's visited ``leaves`` (n, beam) -> (n, k), -1 past
+    the visited documents: what a tree search returns, scoring the visited documents only (never
+    the full (n, N) score matrix)."""
+    order = np.argsort(doc_leaf, kind="stable")
+    starts = np.searchsorted(doc_leaf[order], np.arange(int(doc_leaf.max(initial=-1)) + 2))
+    out = np.full((len(q_emb), k), -1, dtype=np.int64)
+    for i, row in enumerate(leaves):
+        row = row[(row >= 0) & (row < len(starts) - 1)]
+        docs = np.concatenate([order[starts[leaf] : starts[leaf + 1]] for leaf in row] or [np.empty(0, np.int64)])
+        if len(docs):
+            local = top_rows((doc_emb[docs] @ q_emb[i])[None, :], k)[0]  # ranks among the visited documents
+            out[i] = np.where(local >= 0, docs[np.maximum(local, 0)], -1)
+    return out
+
+
 def beam_points(tree: TreeIndexer, q: torch.Tensor, sizes: np.ndarray, n_docs: int, top: float,
                 routing=None) -> list:
     """(measured fraction, beam, leaves (n, beam)) for beams 1, 2, ... until the fraction passes
@@ -65,15 +91,13 @@ def tree_at_budget(tree: TreeIndexer, q_emb: np.ndarray, doc_emb: np.ndarray, do
     q = torch.from_numpy(np.ascontiguousarray(q_emb, dtype=np.float32))
     points = beam_points(tree, q, sizes, len(doc_emb), fraction)
     frac, beam, leaves = points[at_budget([p[0] for p in points], fraction, cheapest_if_none=True)]
-    scores = q_emb @ doc_emb.T  # (n, N)
-    visited = np.stack([np.isin(doc_leaf, row) for row in leaves])
-    return top_rows(np.where(visited, scores, -np.inf)), beam, frac
+    return visited_top_rows(q_emb, doc_emb, doc_leaf, leaves), beam, frac
 
 
 def dev_metrics(q_emb: np.ndarray, doc_emb: np.ndarray, relevant: list[np.ndarray], tree: TreeIndexer | None = None,
                 doc_leaf: np.ndarray | None = None, fraction: float = 0.1) -> dict[str, float]:
     """``dev_*`` figures of exact search and, with a tree, of the tree at ``fraction``."""
-    out = {f"dev_{k}": v for k, v in ranking_metrics(top_rows(q_emb @ doc_emb.T), relevant).items()}
+    out = {f"dev_{k}": v for k, v in ranking_metrics(exact_top_rows(q_emb, doc_emb), relevant).items()}
     if tree is not None:
         ranked, beam, frac = tree_at_budget(tree, q_emb, doc_emb, doc_leaf, fraction)
         out.update({f"dev_tree_{k}": v for k, v in ranking_metrics(ranked, relevant).items()})

@@ -64,7 +64,7 @@ class DevSelection:
         self.candidate = None
         if indexer is not None and self.cfg.dev_curve:
             curve, self.candidate = floor_candidates(indexer, q, fresh.doc_emb, fresh.doc_leaf, self.dev.graded,
-                                                     self.cfg.floor)
+                                                     self.cfg.floor, self.cfg.dev_cost or "documents")
             out.update(curve)
         return out
 

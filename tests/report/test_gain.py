@@ -48,3 +48,50 @@ def test_a_query_without_a_count_does_not_mark_a_counted_dataset_derived():
     out, derived = work_axis(frame, leaves=10, n_docs=1000)
     assert not derived
     assert out.frac_visited.tolist() == pytest.approx([0.02, 0.01])
+
+
+
+def _dataset(root, facts, per_query, leaf_count=None):
+    """A results folder: data facts, each system's per-query table, and the dev leaf count when given."""
+    from ehi.core.io import write_json, write_table
+
+    (root / "main" / "per_query").mkdir(parents=True)
+    write_json(facts, root / "data.json")
+    per_query = pd.concat([per_query, per_query.assign(metric="recall@100")], ignore_index=True)  # both METRICS
+    for system, rows in per_query.groupby("system"):
+        write_table(rows.drop(columns="seed"), "per_query", root / "main" / "per_query" / f"{system}.parquet")
+    if leaf_count:
+        write_json({"branching": leaf_count}, root / "dev_leaf_count.json")
+    return root
+
+
+def test_sizes_come_from_the_data_facts_and_the_leaf_count_from_the_dev_choice(tmp_path):
+    """N, the training queries and a world's asymmetry are the dataset's data facts, never typed;
+    the leaf count is rule dev_leaf_count's choice under branching auto."""
+    from ehi.report.gain import GainDataset, dataset_gains, leaf_count
+
+    facts = {"dataset": "toy", "documents": 1000, "queries_per_split": {"train": 30, "dev": 5, "test": 20},
+             "world": {"asymmetry": 1.0}}
+    rng = np.random.default_rng(0)
+    tree, ivf = rng.uniform(size=20), rng.uniform(size=20)
+    per_query = pd.concat([_rows("ehi-floor+tree", 0, 1, 0.008, tree), _rows("ehi+faiss-ivf", 0, 1, 0.009, ivf)],
+                          ignore_index=True)
+    results = _dataset(tmp_path / "toy", facts, per_query, leaf_count=10)
+    assert leaf_count(results, "auto") == 10 and leaf_count(results, 40) == 40
+    table, systems = dataset_gains(GainDataset(results, leaf_count(results, "auto"), {}))
+    row = table[table.budget == 0.01].iloc[0]
+    assert (row.n_docs, row.train_queries_per_leaf, row.leaves, row.asymmetry) == (1000, 3.0, 10, 1.0)
+    assert row.gain == pytest.approx(tree.mean() - ivf.mean()) and set(systems.system) == {"ehi-floor+tree", "ehi+faiss-ivf"}
+    with pytest.raises(ValueError, match="neither auto nor a leaf count"):
+        leaf_count(results, "some")
+
+
+def test_a_collection_without_world_knobs_has_no_asymmetry(tmp_path):
+    from ehi.report.gain import GainDataset, dataset_gains
+
+    facts = {"dataset": "toy", "documents": 500, "queries_per_split": {"train": 8, "test": 20}}
+    rng = np.random.default_rng(1)
+    per_query = pd.concat([_rows("ehi-floor+tree", 0, 1, 0.008, rng.uniform(size=20)),
+                           _rows("ehi+faiss-ivf", 0, 1, 0.009, rng.uniform(size=20))], ignore_index=True)
+    table, _ = dataset_gains(GainDataset(_dataset(tmp_path / "toy", facts, per_query), 4, {}))
+    assert not table.empty and table.asymmetry.isna().all() and (table.train_queries_per_leaf == 2.0).all()

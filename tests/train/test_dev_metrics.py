@@ -54,3 +54,18 @@ def test_graded_judgements_give_the_reported_metrics():
     assert got["ndcg@10"] == pytest.approx(means["ndcg@10"], abs=1e-12)
     assert got["recall@100"] == pytest.approx(means["recall@100"], abs=1e-12)
     assert got["ndcg@10"] != pytest.approx(_binary_by_hand(ranked, relevant)["ndcg@10"], abs=1e-6)
+
+
+def test_visited_top_rows_equals_masking_the_full_score_matrix():
+    """Scoring the visited leaves' documents only ranks as masking every other document of the full
+    (n, N) matrix did, -1 padding included where fewer than k documents were visited."""
+    from ehi.train.dev_eval import exact_top_rows, top_rows, visited_top_rows
+
+    rng = np.random.default_rng(0)
+    docs, queries = rng.normal(size=(500, 16)).astype(np.float32), rng.normal(size=(40, 16)).astype(np.float32)
+    doc_leaf = rng.integers(0, 25, size=500)
+    leaves = np.stack([rng.choice(25, size=3, replace=False) for _ in range(40)])
+    scores = queries @ docs.T
+    masked = np.where(np.stack([np.isin(doc_leaf, row) for row in leaves]), scores, -np.inf)
+    np.testing.assert_array_equal(visited_top_rows(queries, docs, doc_leaf, leaves, k=100), top_rows(masked, 100))
+    np.testing.assert_array_equal(exact_top_rows(queries, docs, k=100), top_rows(scores, 100))

@@ -36,10 +36,11 @@ def test_every_system_swept_timed_and_matched(tmp_path, tiny_dataset):
     trained.main([str(tmp_path / "res"), str(tmp_path / "out"), "--rounds", "1", "--n-latency", "3"])
     curves = pd.read_parquet(tmp_path / "out" / "trained_curves.parquet")
     assert set(curves.system) == set(trained.TREES) | set(trained.PEERS) | {"de+faiss-ivf-L9"}  # 3^2 leaves
-    assert curves[["ndcg@10", "recall@100", "exact_recall@100", "frac_scored"]].stack().between(0, 1).all()
+    assert curves[["ndcg@10", "recall@100", "exact_recall@100", "knn_recall@10", "frac_scored"]].stack().between(0, 1).all()
     assert (curves.qps > 0).all() and (curves.p99_ms >= curves.p50_ms).all()
     full = curves[curves.system == "ehi+tree"].sort_values("budget_value").iloc[-1]
     assert full.frac_scored == 1.0 and full["exact_recall@100"] == 1.0  # every leaf = exact search
+    assert full["knn_recall@10"] == 1.0
     table = pd.read_parquet(tmp_path / "out" / "trained_matched.parquet")
     assert {("ehi+tree", "de+faiss-hnsw"), ("ehi+tree-pq", "de+faiss-ivfpq")} <= set(zip(table.ehi, table.peer))
     assert not (table.ehi.eq("ehi+tree") & table.peer.eq("de+faiss-ivfpq")).any()
@@ -76,7 +77,7 @@ def test_without_de_the_peers_search_ehis_own_vectors(tmp_path, tiny_dataset):
     assert same.p99_ratio.notna().any()
     assert (frac.p99_ratio.dropna() > 0).all()
     text = (out / "trained.md").read_text()
-    assert "ehi-floor+tree / ehi+faiss-hnsw QPS" in text and "equal fraction scored" in text
+    assert "ehi-floor+tree / ehi+faiss-hnsw QPS at equal k-NN recall@10" in text and "equal fraction scored" in text
     assert "a loaded machine" in text
     section = "".join(report.trained_section(tmp_path / "bench"))  # the summary's section 9
     assert section.startswith("\n## 9.") and "\n### EHI / peer at equal nDCG@10" in section
@@ -91,7 +92,7 @@ def test_trees_given_by_flag_replace_discovery(tmp_path, tiny_dataset):
 
 
 def test_fixed_lists_both_metrics_thread_counts_and_costs(tmp_path, tiny_dataset):
-    """At scale: the peers' lists fixed (no dev grid), matched on nDCG@10 and Recall@10 with each
+    """At scale: the peers' lists fixed (no dev grid), matched on nDCG@10, Recall@10 and k-NN recall@10 with each
     thread count, the sweep cut past a fraction, and every system's build cost recorded, a tree's
     training job read from the Snakemake benchmark file its rule writes."""
     res, logs = tmp_path / "res", tmp_path / "logs"
@@ -107,7 +108,7 @@ def test_fixed_lists_both_metrics_thread_counts_and_costs(tmp_path, tiny_dataset
     for _, c in curves[curves.threads == 1].groupby("system"):  # at most one point past the cut
         assert (c.sort_values("budget_value").frac_scored.iloc[:-1] <= 0.5).all()
     table = pd.read_parquet(out / "trained_matched.parquet")
-    assert set(table.metric) == {"ndcg@10", "recall@10"} and set(table.threads) == {1, 2}
+    assert set(table.metric) == {"ndcg@10", "recall@10", "knn_recall@10"} and set(table.threads) == {1, 2}
     cost = pd.read_parquet(out / "trained_costs.parquet").set_index("system")
     assert set(cost.index) == set(curves.system) and (cost.build_s > 0).all()
     assert cost.loc["ehi-floor+tree", "train_s"] == 12.5 and cost.loc["ehi-floor+tree", "train_max_rss_mb"] == 321.0
@@ -123,7 +124,7 @@ def test_groups_are_built_and_timed_apart_with_the_same_answers(tmp_path, tiny_d
     _artefacts(res, tiny_dataset, ("main/ehi", f"{FLOOR}/ehi"))
     folders = trained.discover(res, trees={"ehi-floor+tree": FLOOR}, peer_encoder="ehi")
     folders = {n: folders[n] for n in ("ehi-floor+tree", "ehi+faiss-ivf", "ehi+scann")}
-    quality = ["system", "budget_value", "frac_scored", "ndcg@10", "recall@100", "exact_recall@100"]
+    quality = ["system", "budget_value", "frac_scored", "ndcg@10", "recall@100", "exact_recall@100", "knn_recall@10"]
     together = trained.run(res, folders, rounds=1, n_latency=2, settings=SearchConfig(ivf_nlist=[4], scann_leaves=[4]))
     apart = trained.run(res, folders, rounds=1, n_latency=2, settings=SearchConfig(ivf_nlist=[4], scann_leaves=[4]),
                         groups=[["ehi+scann"], ["ehi-floor+tree", "not-a-system"]])
@@ -167,3 +168,21 @@ def test_a_report_that_fails_midway_leaves_the_previous_one_whole(tmp_path, tiny
     with pytest.raises(RuntimeError, match="killed"):
         trained.main([*args, "--note", "a second run"])
     assert {p.name: p.read_bytes() for p in sorted(out.iterdir())} == before
+
+
+def test_the_peers_are_tuned_on_dev_by_the_cost_given(tmp_path, tiny_dataset, monkeypatch):
+    """--budget-cost work: the peers' dev tuning reads work (routing counted), as a run with
+    search.budget_cost: work tunes them; without it, documents scored."""
+    res = tmp_path / "res"
+    _artefacts(res, tiny_dataset, ("main/ehi",))
+    costs, tune_on_dev = [], trained.tune_on_dev
+
+    def tune(*args, **kwargs):
+        costs.append(kwargs["cost"])
+        return tune_on_dev(*args, **kwargs)
+
+    monkeypatch.setattr(trained, "tune_on_dev", tune)
+    common = ["--rounds", "1", "--n-latency", "2", "--systems", "ehi+faiss-ivf", "--lists", "2", "4"]
+    trained.main([str(res), str(tmp_path / "work"), *common, "--budget-cost", "work"])
+    trained.main([str(res), str(tmp_path / "documents"), *common])
+    assert costs == ["work", "documents"]

@@ -27,6 +27,8 @@ COMMITTED = {
     "scifact": ["config/scifact.yaml", "config/scifact_dexml.yaml"],
     "multilabel": ["config/dexml.yaml"],
     "frozen_encoder": ["config/frozen_encoder.yaml"],
+    "scale_study": ["config/scale_study.yaml"],  # the worlds, and the gain tables over them and the frozen collections
+    "scale_joint": ["config/scale_joint.yaml"],
 }
 RENDERED = ("tables", "figures")  # both left out of the copy; tables, CSVs and TeX compared byte for byte
 

@@ -10,7 +10,7 @@ from ehi.core.config_values import check_values
 from ehi.evaluate.metric_registry import families as metric_families
 from ehi.core.errors import exit_on_user_error
 from ehi.data.manifest import check_manifest
-from ehi.data.produced import produced_inputs
+from ehi.data.produced import produced_folders, produced_inputs
 from ehi.core.config import canonical
 from ehi.core.config_schema import variant_columns, variant_key_order
 from ehi.train.model_keys import model_settings
@@ -48,7 +48,7 @@ with exit_on_user_error("snakemake"):
     # report-only run reads neither: a fresh clone re-renders committed results without them)
     if not REPORT_ONLY:
         check_values(config, lambda system: rule_settings(config["search"], system),
-                     known_corpus_size(config["dataset"], DATA_DIR))
+                     known_corpus_size(config["dataset"], DATA_DIR), produced_folders(config))
 # The conda environment every rule runs in (pip users already have it through pyproject.toml).
 ENV = "../envs/ehi.yaml"
 
@@ -102,6 +102,10 @@ def train_params(variant, model):
     replica's own seed comes in through its path."""
     params = {**config["train"], **variant_overrides(variant), "max_length": config["encoder"]["max_length"]}
     params.pop("seeds", None)
+    if params.get("dev_cost") is None:  # unset: dev selection reads the tables' cost model
+        params.pop("dev_cost", None)
+        if config["search"]["budget_cost"] != "documents":
+            params["dev_cost"] = config["search"]["budget_cost"]
     params = model_settings(params, model)
     if params.get("branching") == "auto":  # the training reads rule dev_leaf_count's choice from there
         params["branching"] = f"auto:{LEAF_COUNT}"

@@ -50,3 +50,21 @@ rule publish_data:
         ENV
     script:
         "../scripts/publish_data.py"
+
+
+rule data_facts:
+    """The dataset's sizes (and a world's knobs) beside its results (ehi/data/facts.py): what the
+    report rules that compare datasets read of the data, on a fresh clone too."""
+    input:
+        manifest=DATA_MANIFEST,
+        corpus=f"{DATA_DIR}/corpus.parquet",
+    output:
+        f"{RES}/data.json",
+    params:
+        source=config["dataset"].get("path") or "",
+    log:
+        f"logs/{DS}/data_facts.log",
+    conda:
+        ENV
+    script:
+        "../scripts/data_facts.py"

@@ -52,3 +52,20 @@ rule significance:
         ENV
     script:
         "../scripts/significance.py"
+
+
+rule geometry:
+    """Facts of the dataset's vectors (the untrained encoder, the test queries) that the world is
+    held to: ehi.report.world_fit.geometry. Asked for by the world_fit table, never by `all`."""
+    input:
+        data=DATA_FILES,
+        corpus=f"{R}/main/pre/emb/corpus.npy",
+        queries=f"{R}/main/pre/emb/queries.npy",
+    output:
+        f"{RES}/geometry.json",
+    log:
+        f"logs/{DS}/geometry.log",
+    conda:
+        ENV
+    script:
+        "../scripts/geometry.py"

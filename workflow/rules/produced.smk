@@ -1,13 +1,19 @@
 # Stage 0: folders a dataset names that the DAG makes itself (ehi/data/produced.py): a collection
-# built by its script, and a text collection encoded once into vectors that every study on it reads.
+# built by its script, a text collection encoded once into vectors that every study on it reads, a
+# synthetic vector world from its knobs, and a tower over vectors at its start.
 # Included once at the top of the workflow (never in a workflow/multi.smk instance), since several
 # datasets may read one folder.
 import re
 
-from ehi.data.produced import PRODUCED_ROOTS, collection_of
+from ehi.core.errors import exit_on_user_error
+from ehi.data.produced import PRODUCED_FILES, PRODUCED_ROOTS, check_worlds, collection_of, tower_vectors, world_knobs
 
 COLLECTIONS = config.get("collections") or {}
 ENCODINGS = config.get("encodings") or {}
+WORLDS = config.get("worlds") or {}
+TOWERS = config.get("towers") or {}
+with exit_on_user_error("snakemake"):
+    check_worlds(WORLDS)
 
 
 def _names(entries):
@@ -48,8 +54,47 @@ if ENCODINGS:
             encoding=_names(ENCODINGS),
         log:
             "logs/encodings/{encoding}.log",
-        threads: workflow.cores
+        threads: 8  # the encoder uses every core Snakemake gives it (capped at --cores)
         conda:
             "../envs/ehi.yaml"
         script:
             "../scripts/encode_collection.py"
+
+
+if WORLDS:
+
+    rule vector_world:
+        output:
+            directory(f"{PRODUCED_ROOTS['worlds']}/{{world}}"),
+        params:
+            # every knob, defaults filled: a changed default is a changed world
+            knobs=lambda w: world_knobs(WORLDS[w.world]),
+        wildcard_constraints:
+            world=_names(WORLDS),
+        log:
+            "logs/worlds/{world}.log",
+        conda:
+            "../envs/ehi.yaml"
+        script:
+            "../scripts/vector_world.py"
+
+
+if TOWERS:
+
+    rule write_tower:
+        input:
+            vectors=lambda w: tower_vectors(config, w.tower),
+        output:
+            f"{PRODUCED_ROOTS['towers']}/{{tower}}/{PRODUCED_FILES['towers']}",
+        params:
+            kind=lambda w: TOWERS[w.tower].get("kind", "linear"),
+            shared=lambda w: TOWERS[w.tower].get("shared", True),
+            hidden=lambda w: TOWERS[w.tower].get("hidden", 0),
+        wildcard_constraints:
+            tower=_names(TOWERS),
+        log:
+            "logs/towers/{tower}.log",
+        conda:
+            "../envs/ehi.yaml"
+        script:
+            "../scripts/write_tower.py"

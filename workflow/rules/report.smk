@@ -16,10 +16,12 @@ rule tables:
         summaries=[cached(f"{RES}/{v}/summary.parquet") for v in VARIANTS + REPLICAS],
         significance=cached(f"{RES}/significance.parquet"),
         train_logs=[cached(p) for v in VARIANTS for p in outputs_of(v)[1:]],
-        leaves=[cached(f"{RES}/{v}/leaves.parquet") for v in VARIANTS if any(s.startswith("ehi+tree") for s in variant_systems(v))],
-        # the ablation significance pairs EHI's searches of each variant with the main setting's
+        # the leaves of every variant that searches its trained tree index (the registry says which kinds do)
+        leaves=[cached(f"{RES}/{v}/leaves.parquet") for v in VARIANTS
+                if any(ann_kind(s.split("+")[1]).from_index for s in variant_systems(v))],
+        # the ablation significance pairs the ablation systems of each variant with the main setting's
         ablation_per_query=[cached(f"{RES}/{v}/per_query/{s}.parquet") for v in VARIANTS
-                            for s in ("ehi+tree", "ehi+exact") if ABLATIONS and s in variant_systems(v)],
+                            for s in config["ablation_systems"] if ABLATIONS and s in variant_systems(v)],
     # update(): Snakemake neither deletes these before the job nor keeps a failed job's: it backs
     # them up and restores them if the job fails (ehi.report.tables.build_report also renders the
     # whole set in temporary folders first), so a result that cannot be read costs no table
@@ -47,6 +49,7 @@ rule tables:
         seed=config["evaluation"]["seed"],
         alpha=config["evaluation"]["alpha"],
         variant_systems=config["evaluation"]["variant_systems"],
+        ablation_systems=config["ablation_systems"],
         version=VERSIONS["report"],
     log:
         f"logs/{DS}/tables.log",

@@ -2,7 +2,7 @@
 
 from ehi.core.rule_script import setup  # first: it pins the CPU kernels before torch loads
 
-from ehi.data.encode_collection import encode_collection
+from ehi.model.encode_collection import encode_collection
 from ehi.data.sources import SOURCES
 
 log = setup(snakemake)

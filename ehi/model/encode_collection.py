@@ -29,7 +29,7 @@ from ehi.data.dataset import Dataset, doc_texts
 from ehi.data.embeddings import MANIFEST, create_array, write_ids, write_manifest, write_qrels
 
 log = logging.getLogger(__name__)
-PRODUCER = "ehi.data.encode_collection"
+PRODUCER = "ehi.model.encode_collection"
 CHUNK_ROWS = 4096  # rows between progress saves: a kill loses at most a minute of encoding on 2 cores
 PROGRESS = "progress.json"
 
@@ -117,8 +117,8 @@ def read_identity(folder: str | os.PathLike) -> dict:
 def main(argv: list[str] | None = None) -> None:
     from ehi.data.sources import SOURCES
 
-    parser = argparse.ArgumentParser(prog="python -m ehi.data.encode_collection", description=__doc__.split("\n")[0],
-                                     epilog="example: python -m ehi.data.encode_collection "
+    parser = argparse.ArgumentParser(prog="python -m ehi.model.encode_collection", description=__doc__.split("\n")[0],
+                                     epilog="example: python -m ehi.model.encode_collection "
                                             "resources/sources/webster resources/vectors/webster_minilm")
     parser.add_argument("collection", help="a local collection folder (BEIR layout unless --source)")
     parser.add_argument("out", help="the embeddings folder to write")

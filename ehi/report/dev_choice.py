@@ -1,0 +1,45 @@
+"""A training setting chosen on dev across datasets that differ in it (e.g. the encoder's learning rate).
+
+Each dataset of a several-datasets config may be one point of a grid (``train.lr_encoder`` 1e-4 in
+one, 1e-3 in another). A training's log holds its dev figures at every epoch, and selection keeps
+the best epoch by its selection key (:func:`ehi.train.selection.log_selection_key`: the floor's or
+the tree's dev curve area for EHI, exact dev nDCG@10 for DE). This module reads that kept value for
+each (dataset, model, variant) and names, per model and variant, the dataset whose training is best
+on dev: the point of the grid a study reports, chosen without reading test, and for DE and EHI alike.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ehi.train.selection import best_epoch, log_selection_key
+
+
+def kept_dev_value(log: pd.DataFrame) -> tuple[str, int | None, float]:
+    """(selection key, kept epoch, its dev value) of one training log."""
+    key = log_selection_key(log.columns)
+    rows = log.to_dict("records")
+    epoch = best_epoch(rows, key)
+    value = next((float(r[key]) for r in rows if r["epoch"] == epoch), np.nan)
+    return key, epoch, value
+
+
+def dev_choice(logs: dict[tuple[str, str, str], pd.DataFrame]) -> pd.DataFrame:
+    """``logs``: {(dataset, variant, model): training log} -> one row per log with its kept dev value
+    and ``chosen`` = the best dataset for its (variant, model) (the first on ties)."""
+    rows = []
+    for (dataset, variant, model), log in logs.items():
+        key, epoch, value = kept_dev_value(log)
+        rows.append({"dataset": dataset, "variant": variant, "model": model, "selection_key": key,
+                     "kept_epoch": epoch, "epochs_run": int(log.epoch.max()), "dev_value": value})
+    table = pd.DataFrame(rows)
+    best = table.groupby(["variant", "model"]).dev_value.transform("max")
+    table["chosen"] = (table.dev_value == best) & ~table.duplicated(["variant", "model", "dev_value"])
+    return table.sort_values(["variant", "model", "dataset"]).reset_index(drop=True)
+
+
+def dev_choice_markdown(table: pd.DataFrame) -> str:
+    return ("Each training's dev value at the epoch selection kept (its selection key); per model and "
+            "variant the dataset marked chosen is the setting reported, picked on dev alone.\n\n"
+            + table.to_markdown(index=False, floatfmt=".4f") + "\n")

@@ -1,0 +1,10 @@
+"""Rule gain_scaling: the gain table read against N and training queries a leaf."""
+
+from pathlib import Path
+
+from ehi.core.rule_script import setup  # first: it pins the CPU kernels before torch loads
+
+from ehi.report.gain_scaling import build_gain_scaling
+
+log = setup(snakemake)
+build_gain_scaling(Path(snakemake.input[0]), Path(snakemake.output.md).with_suffix(""), Path(snakemake.output.figure))

@@ -1,0 +1,16 @@
+"""Rule gain_table: the tree's gain over k-means IVF at equal work over the datasets of `gain:`."""
+
+from pathlib import Path
+
+from ehi.core.rule_script import setup  # first: it pins the CPU kernels before torch loads
+
+from ehi.report.gain import GainDataset, build_gain, leaf_count
+
+log = setup(snakemake)
+datasets = []
+for facts, (name, spec) in zip(snakemake.input.facts, snakemake.params.datasets.items()):
+    results = Path(facts).parent
+    assert results.name == name, (results, name)  # the facts are listed in the datasets' order
+    datasets.append(GainDataset(results, leaf_count(results, spec["branching"]), spec["variant_systems"],
+                                int(spec["main_seed"])))
+build_gain(datasets, Path(snakemake.output.md).with_suffix(""), Path(snakemake.output.figure))
