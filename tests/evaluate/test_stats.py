@@ -128,4 +128,4 @@ def test_a_config_without_an_ehi_system_writes_and_renders_a_table_with_no_rows(
     path = write_table(table, "significance", tmp_path / "significance.parquet", keep_extra=True)
     assert read_table(path, "significance").empty
     md = render_significance(read_table(path), tmp_path / "toy_significance")[0].read_text()
-    assert "no comparison" in md
+    assert "No comparison" in md
