@@ -48,6 +48,7 @@ from ehi.search.tune import default_grid, tune_on_dev
 from benchmarks import search, systems
 from benchmarks import trained_costs as costs
 from benchmarks import trained_report as report
+from benchmarks.trained_args import check_systems, parser as flags
 from benchmarks.trained_quality import K, exact_top, judged_rows, point_quality
 
 log = logging.getLogger(__name__)
@@ -221,34 +222,13 @@ def _measure(built: dict, judged: list, exacts: dict, rounds: int, threads, n_la
 
 
 def main(argv=None) -> None:
-    import argparse
-
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("resources", type=Path, help="resources/<dataset> of a pipeline run")
-    parser.add_argument("out_dir", type=Path, help="writes trained_*.parquet, trained_pareto.png, trained.md")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--threads", type=int, nargs="+", default=[1], help="thread counts for batched QPS")
-    parser.add_argument("--n-latency", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=None, help="time this seed~S replica's trees (default: train.seed's)")
-    parser.add_argument("--tree", action="append", metavar="NAME=VARIANT", help="a tree system, in place of discovery")
-    parser.add_argument("--peer-encoder", choices=("de", "ehi"), help="the peers' embeddings (default: de if trained)")
-    parser.add_argument("--systems", nargs="*", help="only these of the systems found")
-    parser.add_argument("--note", default="", help="a line for trained.md (the machine, its load)")
-    parser.add_argument("--lists", type=int, nargs="+", help="the peers' list counts (default: the sqrt(N) grid)")
-    parser.add_argument("--hnsw-m", type=int, nargs="+", help="HNSW degrees to tune over (default: 16 and 32)")
-    parser.add_argument("--hnsw-ef-construction", type=int, help="HNSW's efConstruction (default: search.hnsw_ef_construction's)")
-    parser.add_argument("--max-frac", type=float, default=1.0, help="stop a sweep past this fraction scored")
-    parser.add_argument("--budget-cost", choices=("documents", "work"), help="the cost the peers' dev tuning reads "
-                        "(the run's search.budget_cost; default: documents)")
-    parser.add_argument("--group", action="append", nargs="+", metavar="SYSTEM", help="build, time and free these "
-                        "systems together, before the next group (the rest form the last group): bounds memory at scale")
-    parser.add_argument("--logs", type=Path, help="logs/<dataset>: the training jobs' costs (default: "
-                        "logs/ named as the resources folder)")
+    parser = flags(__doc__.split("\n")[0])
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
+    trees = dict(args.tree) if args.tree else None
+    folders = discover(args.resources, args.seed, trees, args.peer_encoder) if args.resources.is_dir() else {}
+    check_systems(parser, args, folders)
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    trees = dict(t.split("=", 1) for t in args.tree) if args.tree else None
-    folders = discover(args.resources, args.seed, trees, args.peer_encoder)
     if args.systems:
         folders = {n: f for n, f in folders.items() if n in args.systems}
     log.info("systems: %s", {n: str(f) for n, f in folders.items()})

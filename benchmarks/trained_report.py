@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ehi.core.io import staged_files
+
 from benchmarks.search import _interp
 from benchmarks.trained_costs import cost_markdown
 from benchmarks.trained_quality import KNN_EPSILON
@@ -198,12 +200,17 @@ def write_outputs(curves: pd.DataFrame, out_dir: Path, title: str, note: str = "
     trees = [s for s in curves.system.unique() if method(s) == "tree"]
     frac = pd.concat([at_fraction(curves, t, ivf) for t in trees for ivf in ivfs] or [pd.DataFrame()],
                      ignore_index=True)
-    every.to_parquet(out_dir / "trained_curves.parquet", index=False)
-    if cost is not None:
-        cost.to_parquet(out_dir / "trained_costs.parquet", index=False)
-    table.to_parquet(out_dir / "trained_matched.parquet", index=False)
-    frac.to_parquet(out_dir / "trained_fraction.parquet", index=False)
-    pareto_figure(curves, out_dir / "trained_pareto.png", title)
+    with staged_files(out_dir) as staged:  # every file of the report replaced together, or none
+        every.to_parquet(staged / "trained_curves.parquet", index=False)
+        if cost is not None:
+            cost.to_parquet(staged / "trained_costs.parquet", index=False)
+        table.to_parquet(staged / "trained_matched.parquet", index=False)
+        frac.to_parquet(staged / "trained_fraction.parquet", index=False)
+        pareto_figure(curves, staged / "trained_pareto.png", title)
+        (staged / "trained.md").write_text(_report_text(table, trees, hnsw, frac, title, note, cost))
+
+
+def _report_text(table, trees, hnsw, frac, title: str, note: str, cost) -> str:
     text = [f"# {title}\n", *([note + "\n"] if note else []),
             "## EHI / peer at equal nDCG@10, Recall@10 and k-NN recall@10 (the fastest measured point of each "
             "reaching the target)\n", QUALITY_NOTE + "\n"]
@@ -220,4 +227,4 @@ def write_outputs(curves: pd.DataFrame, out_dir: Path, title: str, note: str = "
     if not frac.empty:
         text += ["## Single-query latency at equal fraction scored (the tree's measured budgets; the peer log-linear in the fraction between its two measured points)\n",
                  fraction_markdown(frac) + "\n"]
-    (out_dir / "trained.md").write_text("\n".join(text))
+    return "\n".join(text)

@@ -29,6 +29,7 @@ import yaml
 from ehi.core.errors import ConfigError
 from ehi.core.schemas import SPLITS
 from ehi.data.sources import IR_DATASETS_PREFIX, SOURCES, find_source, source_names
+from ehi.model.tower_checks import check_tower
 from ehi.search.registry import ann_kind, searches
 from ehi.train.losses.names import siamese_loss_names
 from ehi.vector_checks import check_trainable_encoder, check_vector_encoder
@@ -49,6 +50,7 @@ def check_config(config: dict, schema_path: str | os.PathLike, data_dir: str | o
     train_schema = yaml.safe_load(Path(schema_path).read_text())["properties"]["train"]
     check_source(config["dataset"])
     check_vector_encoder(config)
+    check_tower(config["encoder"]["name"], config["dataset"])
     check_metrics(config["evaluation"]["metrics"], metric_families)
     trains = variant_trains(config, train_schema)
     check_trainable_encoder(config, trains)
@@ -215,6 +217,9 @@ def known_splits(dataset: dict, data_dir=None) -> tuple[dict[str, bool], str] | 
         found, where = {s: (qrels / f"{s}.tsv").is_file() for s in SPLITS}, f"the qrels files in {qrels}"
     else:
         return None
+    if dataset.get("dev_fraction", 0) > 0 and found["dev"]:  # preparation refuses to mix carved and shipped dev queries
+        raise ConfigError(f"config dataset.dev_fraction: {dataset['dev_fraction']}, but dataset {dataset.get('name')!r} "
+                          f"ships a 'dev' split ({where}): set dataset.dev_fraction to 0 to use it")
     if dataset.get("dev_fraction", 0) > 0 and found["train"]:
         found = {**found, "dev": True}  # carved from train at preparation
     return found, where

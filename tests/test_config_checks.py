@@ -146,3 +146,16 @@ def test_train_seed_must_be_one_of_train_seeds():
     assert "config ablations.s[0].seed: 7 is not in" in refused(
         config({"train": {"seeds": [0, 1]}, "ablations": {"s": [{"seed": 7}]}}))
     check_config(config({"train": {"seed": 2, "seeds": [1, 2]}}), SCHEMA)
+
+
+def test_a_tower_on_another_worlds_vectors_is_refused_at_parse_time(tmp_path):
+    from ehi.data.vector_world import WorldConfig, generate_world
+    from ehi.model.tower import write_tower_spec
+
+    small = dict(n_docs=200, dim=8, n_topics=2, subtopics_per_topic=2, n_train=20, n_dev=5, n_test=10)
+    for name, seed in (("own", 0), ("other", 1)):
+        generate_world(tmp_path / name, WorldConfig(**small, seed=seed))
+    tower = write_tower_spec(tmp_path / "tower", tmp_path / "other", kind="linear")
+    cfg = config({"dataset": {"name": "w", "source": "embeddings", "path": str(tmp_path / "own")},
+                  "encoder": {"name": str(tower)}})
+    assert "config encoder.name: the tower" in refused(cfg) and "sha256 differs" in refused(cfg)

@@ -71,12 +71,15 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary directory; on success it replaces ``path`` as a whole.
 
     The old directory is moved aside (``.<name>.old``) before the new one is renamed in, then
-    deleted, so a killed job leaves either the old or the new directory under one of those names.
+    deleted, so a killed job leaves either the old or the new directory under one of those names;
+    the next write puts an old one left aside back first, so that a failing write keeps it.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     old = path.parent / f".{path.name}.old"
+    if old.is_dir() and not path.exists():
+        os.replace(old, path)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     try:
         yield tmp
         _open_permissions(tmp)

@@ -8,8 +8,9 @@ download in ``<cache>/<source>/checksums.json`` (trust on first use, checked on 
 download). A file already in the cache is checked against the source's current checksum before
 use (one read of it per preparation): when the published md5 changed (a new version, an
 ``EHI_SOURCE_OVERRIDES`` entry) or the file no longer matches its record, it is fetched again;
-without any checksum it is used as it is. An archive that does not unpack is removed from the
-cache with its record, so the next run fetches it again. Only http(s) URLs are fetched. Every
+without any checksum it is used as it is. An archive is unpacked into a fresh folder and its
+files moved in place of its previous version's (:func:`unpack`); one that does not unpack is removed
+from the cache with its record, so the next run fetches it again. Only http(s) URLs are fetched. Every
 failure is a one-line :class:`DownloadError` naming the URL or file and what to do.
 
 ``EHI_SOURCE_OVERRIDES`` names a JSON file ``{source: {filename: {"url": ..., "md5": ...}}}`` that
@@ -22,6 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import tarfile
 import zipfile
 import zlib
@@ -148,6 +150,36 @@ def extract_cached(archive: Path, dest: Path, manifest: Path) -> None:
             write_json(recorded, manifest)
         raise DownloadError(f"{archive}: does not unpack ({' '.join(str(err).split())[:200]}); removed from the "
                             "cache with its recorded checksum: run again to download it again") from None
+
+
+def unpack(archive: Path, root: Path, manifest: Path) -> None:
+    """Unpack ``archive`` into ``root`` in place of what its previous version unpacked there.
+
+    The archive is extracted into a fresh folder beside it, then every file its previous version
+    put in ``root`` (listed in a hidden record beside it) is removed and the new files are moved
+    in: a new version of a dataset never inherits a file the old one had and it lacks (a dev split
+    that was dropped), and an archive that does not unpack leaves ``root`` as it was. A version is
+    told by the archive's size and modification time (a new download is a new file)."""
+    record_path = archive.with_name(f".{archive.name}.unpacked.json")
+    record = json.loads(record_path.read_text()) if record_path.is_file() else {}
+    stamp = [archive.stat().st_size, archive.stat().st_mtime_ns]
+    if record.get("archive") == stamp and all((root / f).is_file() for f in record.get("files", [])):
+        return
+    fresh = archive.with_name(f".{archive.name}.unpacking")
+    shutil.rmtree(fresh, ignore_errors=True)
+    try:
+        extract_cached(archive, fresh, manifest)
+        files = sorted(p.relative_to(fresh).as_posix() for p in fresh.rglob("*") if p.is_file())
+        # first the union, so that a kill while files move leaves every one of them listed for the next try
+        write_json({"archive": None, "files": sorted({*record.get("files", []), *files})}, record_path)
+        for name in record.get("files", []):
+            (root / name).unlink(missing_ok=True)
+        for name in files:
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(fresh / name, root / name)
+        write_json({"archive": stamp, "files": files}, record_path)
+    finally:
+        shutil.rmtree(fresh, ignore_errors=True)
 
 
 def safe_extract(archive: Path, dest: Path) -> None:

@@ -83,8 +83,8 @@ def read_array(path: str | os.PathLike) -> np.ndarray:
         arr = np.load(path, mmap_mode="r") if path.suffix == ".npy" else _safetensors_memmap(path)
     except (ValueError, OSError) as err:
         raise DataError(f"{path}: not a readable .npy file ({err})") from None
-    if arr.ndim != 2 or arr.shape[0] == 0:
-        raise DataError(f"{path}: shape {arr.shape}; expected (rows, dim) with at least one row")
+    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:  # zero columns: FAISS dies of SIGFPE
+        raise DataError(f"{path}: shape {arr.shape}; expected (rows, dim) with at least one row and one column")
     if arr.dtype not in (np.float32, np.float16):
         raise DataError(f"{path}: dtype {arr.dtype}; expected float32 or float16")
     for start in range(0, len(arr), CHECK_ROWS):

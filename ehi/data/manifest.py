@@ -16,6 +16,7 @@ still match the manifest is taken as unchanged (as rsync and make do); any other
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -66,6 +67,21 @@ def write_manifest(dataset_cfg: dict, data_dir: str | os.PathLike, split_counts:
     path = Path(data_dir) / MANIFEST
     write_json(build_manifest(dataset_cfg, data_dir, split_counts, extra), path)
     return path
+
+
+def staging_key(*values) -> str:
+    """A short name for the folder a dataset config is prepared in before :func:`publish_prepared`."""
+    return hashlib.sha256(repr(values).encode()).hexdigest()[:16]
+
+
+def publish_prepared(staged: str | os.PathLike, data_dir: str | os.PathLike) -> None:
+    """Move a dataset prepared in ``staged`` into ``data_dir``: the tables, then the manifest. A
+    rename keeps the modification times the manifest records; a kill between two renames leaves
+    tables the manifest does not describe, which :func:`check_manifest` refuses by name."""
+    staged, data_dir = Path(staged), Path(data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    for name in (*TABLES, MANIFEST):
+        os.replace(staged / name, data_dir / name)
 
 
 def _changed(path: Path, record: dict) -> str | None:

@@ -74,7 +74,7 @@ class Source:
 
     def fetch(self, cache_dir: str | os.PathLike) -> Path:
         """Download (once) and extract this source under ``cache_dir/<name>``; return its root."""
-        from ehi.data.download import DownloadError, download, extract_cached, find_root, overridden
+        from ehi.data.download import DownloadError, download, find_root, overridden, unpack
 
         if not self.remotes:
             raise DownloadError(f"{self.name}: {self.note} {self.hint()}")
@@ -82,11 +82,8 @@ class Source:
         for remote in overridden(self.name, self.remotes):
             target = root / "downloads" / remote.filename if remote.extract else root / remote.filename
             download(remote, target, self.name, root / "checksums.json", self.hint())
-            done = target.with_name(target.name + ".extracted")
-            # unpacked again when the archive is newer than the marker (fetched again: a new version)
-            if remote.extract and (not done.exists() or done.stat().st_mtime_ns < target.stat().st_mtime_ns):
-                extract_cached(target, root, root / "checksums.json")
-                done.touch()
+            if remote.extract:  # in place of its previous version's files (once a version)
+                unpack(target, root, root / "checksums.json")
         return find_root(root, self.marker)
 
 

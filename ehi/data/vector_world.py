@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ehi.core.config import Section
-from ehi.core.errors import ConfigError
+from ehi.core.io import atomic_dir, file_sha256
 from ehi.data.embeddings import create_array, write_ids, write_manifest, write_qrels
 
 log = logging.getLogger(__name__)
@@ -116,11 +116,23 @@ def _assign_queries(cfg: WorldConfig, n_facets: int) -> np.ndarray:
 
 
 def generate_world(out_dir: str | Path, cfg: WorldConfig) -> dict:
-    """Write the world into ``out_dir`` (the embeddings layout); returns its manifest."""
-    if cfg.n_docs < 1 or cfg.n_test < 1 or cfg.n_train < 1:
-        raise ConfigError("vector world: n_docs, n_train and n_test must be at least 1")
-    start = time.perf_counter()
+    """Write the world into ``out_dir`` (the embeddings layout); returns its manifest.
+
+    The knobs and the memory and disk the world needs are checked before anything is allocated.
+    The world is written aside and moved into place whole: a generator killed or failing at any
+    moment leaves the world that was there before (or none), never a mix of two seeds' rows.
+    """
+    from ehi.data.world_checks import check_world, clear_stale_writes
+
     out = Path(out_dir)
+    check_world(cfg, out)
+    clear_stale_writes(out)
+    with atomic_dir(out) as tmp:
+        return _write_world(tmp, cfg)
+
+
+def _write_world(out: Path, cfg: WorldConfig) -> dict:
+    start = time.perf_counter()
     (out / "qrels").mkdir(parents=True, exist_ok=True)
     geo = _Geometry(cfg)
     n_facets = len(geo.sizes)
@@ -155,7 +167,9 @@ def generate_world(out_dir: str | Path, cfg: WorldConfig) -> dict:
     generated = np.concatenate([np.arange(a, a + n) for a, n in zip(first, per_query)])
     write_qrels(out, pd.DataFrame({"query_id": np.repeat(query_ids, per_query), "doc_id": doc_ids[geo.doc_row[generated]],
                                    "relevance": 1, "split": np.repeat(split, per_query)}))
-    manifest = {"producer": "ehi.data.vector_world", "world": asdict(cfg), "n_facets": n_facets,
+    # the content hash a tower or an index checks its vectors against (ehi.model.tower_checks)
+    sha256 = {name: file_sha256(out / name) for name in ("docs.npy", "queries.npy", "doc_ids.txt", "query_ids.txt")}
+    manifest = {"producer": "ehi.data.vector_world", "world": asdict(cfg), "n_facets": n_facets, "sha256": sha256,
                 "seconds": round(time.perf_counter() - start, 2)}
     write_manifest(out, manifest)
     log.info("vector world: %d documents, %d queries, %d facets in %.1f s", cfg.n_docs, cfg.n_queries, n_facets,
@@ -167,15 +181,17 @@ def main(argv=None) -> None:
     import argparse
     import json
 
+    from ehi.core.errors import exit_on_user_error
+    from ehi.data.world_checks import world_from_cli
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="a WorldConfig knob (JSON value), e.g. --set n_docs=1000000 --set asymmetry=1.0")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
-    values = {k: json.loads(v) for k, v in (s.split("=", 1) for s in args.set)}
-    print(json.dumps(generate_world(args.out_dir, WorldConfig.from_dict(values)), indent=2))
-
+    with exit_on_user_error("vector_world"):
+        print(json.dumps(generate_world(args.out_dir, world_from_cli(args.set)), indent=2))
 
 if __name__ == "__main__":
     main()

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ehi.data.judgements import relevant
+from ehi.core.errors import DataError
 from ehi.core.io import with_optional_columns
 from ehi.core.schemas import schema
 from ehi.core.work import fraction_of_work
@@ -111,6 +112,8 @@ def per_query_metrics(run_df: pd.DataFrame, qrels_df: pd.DataFrame, dataset: str
     Metrics of a registered family (:mod:`ehi.evaluate.metric_registry`: nDCG, MRR, recall,
     precision, hits, psp and plugins') are computed by it, any other name by ranx: ``psp@k`` needs
     ``inv_prop`` (inverse propensity per corpus row) and ``doc_ids`` (the corpus ids in row order)."""
+    if run_df.empty:  # a search that answered no query (a NaN centroid routes nowhere): never scored as zeros
+        raise DataError(f"dataset {dataset}: a run without rows, the search returned no document for any query")
     run_df = with_optional_columns(run_df, "run")
     names = capped_metrics(ranx_names(metrics), corpus_size)
     computed = sorted(set(names.values()))

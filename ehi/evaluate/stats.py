@@ -163,7 +163,9 @@ def significance_report(per_query: pd.DataFrame, metrics, targets=TARGETS, n_per
             table = significance_table(per_query, summary, metric, ref, [s for s in others if s != ref], tgts,
                                        n_permutations=n_permutations, seed=seed, alpha=alpha)
             frames.append(table.assign(family=family))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if not frames:  # no EHI system, or nothing to set it against: a table with no rows, not a failure
+        return pd.DataFrame({**{c: pd.Series(dtype=object) for c in SCHEMA_COLUMNS}, "family": pd.Series(dtype=object)})
+    return pd.concat(frames, ignore_index=True)
 
 
 def ablation_significance(per_query: pd.DataFrame, ablations: dict[str, list[str]], metrics, budget: float = 0.1,

@@ -17,7 +17,7 @@ weights, ``model.safetensors``; ``encoder.name`` is such a folder, or an embeddi
 
 from __future__ import annotations
 
-import json
+import logging
 import os
 from pathlib import Path
 
@@ -28,9 +28,10 @@ from torch import nn
 
 from ehi.data.embeddings import DOC_KEY, QUERY_KEY, load_arrays
 from ehi.core.errors import ConfigError
+from ehi.core.io import write_json
+from ehi.model.tower_checks import KINDS, SPEC, check_tower_weights, read_tower_spec
 
-SPEC = "tower.json"
-KINDS = ("identity", "linear", "mlp")
+log = logging.getLogger(__name__)
 
 
 def is_tower_folder(path: str | os.PathLike) -> bool:
@@ -165,7 +166,7 @@ class VectorTower(nn.Module):
 
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        (path / SPEC).write_text(json.dumps(self.spec(), indent=2, sort_keys=True) + "\n")
+        write_json(self.spec(), path / SPEC)
         state = {k: v.detach().cpu().contiguous() for k, v in self.model.state_dict().items()}
         if state:
             save_file(state, str(path / "model.safetensors"))
@@ -177,7 +178,7 @@ def write_tower_spec(folder: str | os.PathLike, vectors: str | os.PathLike, kind
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     spec = {"vectors": str(Path(vectors).resolve()), "kind": kind, "shared": shared, "hidden": hidden}
-    (folder / SPEC).write_text(json.dumps(spec, indent=2, sort_keys=True) + "\n")
+    write_json(spec, folder / SPEC)  # whole or absent: a half-written spec would name no vectors
     return folder
 
 
@@ -187,11 +188,25 @@ def load_tower(path: str | os.PathLike, seed: int = 0, device: str | torch.devic
 
     path = Path(path)
     if not (path / SPEC).is_file():
-        return VectorTower(path, name=str(path), seed=seed).to(device).eval()
-    spec = json.loads((path / SPEC).read_text())
+        return warn_if_constant(VectorTower(path, name=str(path), seed=seed).to(device).eval())
+    spec = read_tower_spec(path)
+    check_tower_weights(path, spec)
     tower = VectorTower(spec["vectors"], spec.get("kind", "identity"), spec.get("shared", True),
                         spec.get("hidden", 0), name=str(path), seed=seed, dim=spec.get("dim"))
     weights = sorted(path.glob("*.safetensors"))
     if weights:
         load_weights(tower.model, *weights)
-    return tower.to(device).eval()
+    return warn_if_constant(tower.to(device).eval())
+
+
+CONSTANT_SAMPLE = 256  # documents encoded to tell a tower that maps everything to one point
+
+
+def warn_if_constant(tower: VectorTower) -> VectorTower:
+    """Log a warning naming ``tower`` when its first documents all map to one vector: every search
+    on it would rank at chance, which the scores alone would not say."""
+    n = min(CONSTANT_SAMPLE, len(tower.docs))
+    out = tower.encode([f"{DOC_KEY}{i}" for i in range(n)])
+    if n > 1 and float(np.ptp(out, axis=0).max()) < 1e-6:
+        log.warning("tower %s maps its first %d documents to one vector: every search on it ranks at chance", tower.name, n)
+    return tower

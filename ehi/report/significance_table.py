@@ -53,6 +53,8 @@ def significance_markdown(wide: pd.DataFrame, caption: str) -> str:
         # the cells are text ("+0.012*"): tabulate must not read them back as numbers
         aligns = ["left", "left", *["right"] * (table.shape[1] - 2)]
         parts += [f"### {metric}", "", table.to_markdown(index=False, disable_numparse=True, colalign=aligns), ""]
+    if wide.empty:  # e.g. a config without an EHI system: nothing was tested against anything
+        parts += ["No comparison: the systems run include no EHI search with a baseline beside it.", ""]
     return "\n".join(parts)
 
 

@@ -23,6 +23,7 @@ from ehi.search.registry import budgeted
 from ehi.evaluate.variant_systems import parse as parse_variant_systems, with_variant_systems
 from ehi.report.seed_tables import kmr_over_seeds_wide, plot_kmr_over_seeds, seeded_main_summary
 from ehi.report.styles import variant_names
+from ehi.report.summary_checks import check_summary_values
 from ehi.report.train_log import train_log_table
 
 log = logging.getLogger(__name__)
@@ -163,8 +164,9 @@ def build_report(results_dir: str | os.PathLike, dataset: str, variants, ablatio
 
 def _render(results: Path, dataset: str, variants, ablations, metrics, targets, tables: Path, figures: Path,
             n_permutations, seed, alpha, variant_systems, seed_replicas, main_seed, ablation_systems) -> None:
-    summaries = {v: read_table(results / v / "summary.parquet", "summary") for v in variants
-                 if (results / v / "summary.parquet").exists()}
+    summaries = {v: check_summary_values(read_table(results / v / "summary.parquet", "summary"),
+                                         results / v / "summary.parquet", dataset)
+                 for v in variants if (results / v / "summary.parquet").exists()}
     specs = parse_variant_systems(variant_systems)
     main = with_variant_systems(summaries["main"], [(s, summaries[s.variant]) for s in specs if s.variant in summaries])
     leaves = {v: read_table(results / v / "leaves.parquet", "leaves") for v in variants

@@ -52,12 +52,9 @@ class PartitionSearcher(IVFPQSearcher):
         nlist = min(int(nlist or default_nlist(n_docs)), n_docs)
         if scoring not in SCORINGS:
             raise ValueError(f"partition scoring {scoring!r}: expected one of {SCORINGS}")
-        leaf, centroids = resolve(partitioner)(emb, nlist, seed)
-        leaf = np.ascontiguousarray(leaf, dtype=np.int64)
-        if leaf.shape != (n_docs,) or leaf.min() < 0 or leaf.max() >= nlist:
-            raise ValueError(f"{partitioner}: expected one list in 0..{nlist - 1} per document, got shape {leaf.shape}")
+        leaf, centroids = checked_partition(partitioner, resolve(partitioner)(emb, nlist, seed), n_docs, dim, nlist)
         quantizer = faiss.IndexFlatIP(dim)
-        quantizer.add(as_matrix(centroids))  # complete: train() fits the codes only
+        quantizer.add(centroids)  # complete: train() fits the codes only
         metric = faiss.METRIC_INNER_PRODUCT
         params = {"partitioner": partitioner, "nlist": nlist, "scoring": scoring, "seed": seed}
         if scoring == "flat":
@@ -76,6 +73,31 @@ class PartitionSearcher(IVFPQSearcher):
             ivf = fast_scan(ivf, quantizer)
         index = with_refine(ivf, emb, rerank) if rerank > 0 else ivf
         return cls(index, {**params, "rerank": int(rerank)})
+
+
+def checked_partition(partitioner: str, result, n_docs: int, dim: int, nlist: int) -> tuple[np.ndarray, np.ndarray]:
+    """A partitioner's (lists, centroids) as the contract says, or a :class:`PluginError` naming it:
+    a NaN centroid routes no query anywhere (an empty run) and an infinite one takes every query."""
+    from ehi.core.plugins import PluginError
+
+    def refuse(what: str):
+        raise PluginError(f"partitioner {partitioner}: {what}")
+
+    if not isinstance(result, tuple) or len(result) != 2:
+        refuse(f"returned {type(result).__name__}, not (list of each document, centroids)")
+    leaf, centroids = (np.asarray(part) for part in result)
+    if leaf.shape != (n_docs,) or not np.issubdtype(leaf.dtype, np.integer):
+        refuse(f"lists of shape {leaf.shape} and dtype {leaf.dtype}; expected ({n_docs},) integers")
+    if n_docs and (leaf.min() < 0 or leaf.max() >= nlist):
+        refuse(f"list ids {leaf.min()}..{leaf.max()}; expected 0..{nlist - 1}")
+    if centroids.shape != (nlist, dim) or not np.issubdtype(centroids.dtype, np.floating):
+        refuse(f"centroids of shape {centroids.shape} and dtype {centroids.dtype}; expected ({nlist}, {dim}) floats")
+    with np.errstate(over="ignore"):
+        centroids = as_matrix(centroids)  # float32, as FAISS scores them: a float64 beyond its range is inf
+    bad = ~np.isfinite(centroids).all(axis=1)
+    if bad.any():
+        refuse(f"centroid {int(np.argmax(bad))} (one of {int(bad.sum())}) holds a NaN or infinite value")
+    return np.ascontiguousarray(leaf, dtype=np.int64), centroids
 
 
 def _grid(scoring: str, n_docs: int, settings) -> list[dict]:

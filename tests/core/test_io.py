@@ -89,3 +89,16 @@ def test_written_files_and_directories_are_readable_by_others(tmp_path):
         assert stat.S_IMODE((tmp_path / f).stat().st_mode) == 0o644, f
     for d in ("d", "d/sub"):
         assert stat.S_IMODE((tmp_path / d).stat().st_mode) == 0o755, d
+
+
+def test_atomic_dir_puts_back_a_directory_a_kill_left_aside_before_a_failing_write(tmp_path):
+    from ehi.core.io import atomic_dir
+
+    aside = tmp_path / ".d.old"  # a kill between atomic_dir's two renames leaves the old one here
+    aside.mkdir()
+    (aside / "x.txt").write_text("old")
+    with pytest.raises(RuntimeError):
+        with atomic_dir(tmp_path / "d") as tmp:
+            (tmp / "x.txt").write_text("half")
+            raise RuntimeError("killed")
+    assert (tmp_path / "d" / "x.txt").read_text() == "old" and not aside.exists()

@@ -160,3 +160,38 @@ def test_a_file_url_is_refused_as_such_not_as_a_corrupt_download(tmp_path):
     with pytest.raises(DownloadError, match=r"^toy: file://.*toy\.zip: only http\(s\) URLs are downloaded; for a file "
                                             r"on this machine, put it at .*downloads/toy\.zip"):
         toy_source((tmp_path / "toy.zip").as_uri()).fetch(tmp_path / "cache")
+
+
+def test_a_new_archive_version_replaces_the_old_ones_files_and_keeps_none_it_lacks(tmp_path):
+    """Version 1 ships a dev split and version 2 does not: the old qrels/dev.tsv must not become
+    the new data's dev split. A second fetch of the same version unpacks nothing."""
+    old = fx.beir_zip("toy", splits=(("train", 20), ("dev", 4), ("test", 8)))["toy.zip"]
+    new = fx.beir_zip("toy", n_docs=30)["toy.zip"]
+    root = tmp_path / "cache" / "toy"
+    with serve({"toy.zip": old}) as served:
+        url = served.url + "toy.zip"
+        first = _fetched(toy_source(url, md5=_md5(old)), tmp_path / "cache")
+        assert set(first.queries.split) == {"train", "dev", "test"}
+        unpacked = (root / "toy" / "corpus.jsonl").stat().st_mtime_ns
+        _fetched(toy_source(url, md5=_md5(old)), tmp_path / "cache")
+        assert (root / "toy" / "corpus.jsonl").stat().st_mtime_ns == unpacked  # the same version: left alone
+        served.files["toy.zip"] = new
+        second = _fetched(toy_source(url, md5=_md5(new)), tmp_path / "cache")
+    assert len(second.corpus) == 30 and set(second.queries.split) == {"train", "test"}
+    assert not (root / "toy" / "qrels" / "dev.tsv").exists()
+
+
+def test_an_archive_that_does_not_unpack_leaves_the_previous_version_in_place(tmp_path):
+    good = fx.beir_zip("toy")["toy.zip"]
+    broken = bytearray(fx.beir_zip("toy", n_docs=30)["toy.zip"])
+    broken[len(broken) // 3: len(broken) // 3 + 64] = bytes(64)
+    with serve({"toy.zip": good}) as served:
+        url = served.url + "toy.zip"
+        _fetched(toy_source(url, md5=_md5(good)), tmp_path / "cache")
+        corpus = tmp_path / "cache" / "toy" / "toy" / "corpus.jsonl"
+        before = corpus.read_bytes()
+        served.files["toy.zip"] = bytes(broken)
+        with pytest.raises(DownloadError, match="does not unpack"):
+            toy_source(url, md5=_md5(bytes(broken))).fetch(tmp_path / "cache")
+    assert corpus.read_bytes() == before
+    assert not list((tmp_path / "cache" / "toy" / "downloads").glob(".*unpacking"))

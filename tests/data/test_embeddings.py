@@ -66,13 +66,17 @@ def _break(root, what):
     elif what == "two_tensors":
         (root / "queries.npy").unlink()
         save_file({"a": np.zeros((6, 8), np.float32), "b": np.zeros((6, 8), np.float32)}, str(root / "queries.safetensors"))
+    elif what == "no_columns":
+        np.save(root / "docs.npy", np.zeros((20, 0), np.float32))
+        np.save(root / "queries.npy", np.zeros((6, 0), np.float32))
     elif what == "garbage":
         (root / "docs.npy").write_bytes(b"not an array")
 
 
 CASES = {"nan": "row 3 holds a NaN", "int": "dtype int64", "width": "same width", "1d": "shape (20,)",
          "rows": "19 ids for the 20 rows", "dup": "duplicate document", "unknown": "not in the corpus",
-         "both": "both of docs.npy and docs.safetensors", "two_tensors": "holds 2 tensors", "garbage": "not a readable"}
+         "both": "both of docs.npy and docs.safetensors", "two_tensors": "holds 2 tensors", "garbage": "not a readable",
+         "no_columns": "shape (20, 0)"}
 
 
 @pytest.mark.parametrize("what", sorted(CASES))

@@ -61,3 +61,88 @@ def test_asymmetry_moves_queries_off_their_documents(tmp_path):
 def test_unknown_knob_is_one_line():
     with pytest.raises(Exception, match="unknown vector world key"):
         WorldConfig.from_dict({"n_doc": 5})
+
+
+def _files(root):
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_a_failing_regeneration_leaves_the_previous_world_as_it_was(tmp_path, monkeypatch):
+    import ehi.data.vector_world as vector_world
+
+    before = _files(_world(tmp_path))
+    calls = []
+
+    def fail_on_the_second_block(*args):
+        calls.append(1)
+        if len(calls) > 1:
+            raise RuntimeError("killed")
+        return unit(*args)
+
+    unit = vector_world._unit
+    monkeypatch.setattr(vector_world, "BLOCK_FACETS", 16)  # several blocks in a tiny world
+    monkeypatch.setattr(vector_world, "_unit", fail_on_the_second_block)
+    with pytest.raises(RuntimeError, match="killed"):
+        generate_world(tmp_path / "w", WorldConfig(**{**SMALL, "seed": 1}))
+    assert _files(tmp_path / "w") == before
+    assert [p.name for p in tmp_path.iterdir()] == ["w"]  # nothing left beside it
+
+
+def test_a_world_killed_at_a_random_moment_is_the_old_one_or_the_new_one_whole(tmp_path):
+    # kill -9 the command-line generator while it regenerates a world with another seed
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    knobs = ["n_docs=400000", "dim=48", "n_train=200", "n_dev=0", "n_test=200"]
+    command = [sys.executable, "-m", "ehi.data.vector_world", str(tmp_path / "w"), *(f"--set={k}" for k in knobs)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    subprocess.run(command, check=True, capture_output=True, env=env)
+    old = _files(tmp_path / "w")
+    delay = np.random.default_rng(int(time.time())).uniform(0.2, 3.0)
+    job = subprocess.Popen([*command, "--set=seed=1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    time.sleep(delay)
+    job.send_signal(signal.SIGKILL)
+    job.wait()
+    now = _files(tmp_path / "w")
+    if now != old:  # it finished before the kill: the new world, whole
+        assert '"seed": 1' in now["embeddings.json"].decode() and load_embeddings(tmp_path / "w").qrels.size
+    subprocess.run([*command, "--set=seed=1"], check=True, capture_output=True, env=env)
+    assert [p.name for p in tmp_path.iterdir()] == ["w"], f"killed after {delay:.2f} s"
+    again = tmp_path / "again"
+    subprocess.run([*command[:3], str(again), *command[4:], "--set=seed=1"], check=True, capture_output=True, env=env)
+    assert {k: v for k, v in _files(tmp_path / "w").items() if k != "embeddings.json"} == \
+        {k: v for k, v in _files(again).items() if k != "embeddings.json"}
+
+
+@pytest.mark.parametrize("knob, value, says", [
+    ("n_docs", 0, "n_docs: 0 is below 1"), ("dim", 0, "dim: 0 is below 1"), ("n_docs", 1e6, "not an integer"),
+    ("seed", -1, "seed: -1 is below 0"), ("doc_noise", float("nan"), "doc_noise"), ("asymmetry", -1.0, "asymmetry"),
+    ("mean_relevant", 0.5, "mean_relevant"), ("dtype", "int8", "dtype"), ("n_docs", 10 ** 13, "of memory"),
+])
+def test_a_knob_out_of_range_is_refused_in_one_line_before_anything_is_written(tmp_path, knob, value, says):
+    from ehi.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=says):
+        generate_world(tmp_path / "w", WorldConfig(**{**SMALL, knob: value}))
+    assert not (tmp_path / "w").exists()
+
+
+def test_all_zero_parts_are_refused():
+    from ehi.core.errors import ConfigError
+    from ehi.data.world_checks import PARTS, check_world
+
+    with pytest.raises(ConfigError, match="zero vector"):
+        check_world(WorldConfig(**{**SMALL, **dict.fromkeys(PARTS, 0.0)}))
+
+
+@pytest.mark.parametrize("pair, says", [("n_doc=5", "KEY one of"), ("dim", "KEY=VALUE"), ("dim=abc", "not a JSON value"),
+                                        ("dim=0", "dim: 0 is below 1")])
+def test_the_command_line_refuses_a_bad_set_in_one_line(tmp_path, capsys, pair, says):
+    from ehi.data.vector_world import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main([str(tmp_path / "w"), "--set", pair])
+    assert says in str(exit_.value) and "\n" not in str(exit_.value)

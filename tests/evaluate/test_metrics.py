@@ -144,3 +144,12 @@ def test_psp_metrics_in_per_query_evaluation_match_ehi_xmc():
     assert {"ndcg@3"} < set(got.metric)
     with pytest.raises(ValueError, match="psp@1.*inv_prop"):
         per_query_metrics(run, qrels, "d", 4, ["psp@1"])
+
+
+def test_a_run_without_rows_is_refused_not_scored_as_zeros():
+    from ehi.core.errors import DataError
+
+    qrels = _qrels([("q1", "d1", 1)])
+    empty = _run(["q1"], {"q1": ["d1"]}).iloc[:0]
+    with pytest.raises(DataError, match="a run without rows"):
+        per_query_metrics(empty, qrels, "toy", corpus_size=10)

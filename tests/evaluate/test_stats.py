@@ -113,3 +113,19 @@ def test_ablation_significance_pairs_each_variant_with_main_per_search():
 def test_ablation_significance_without_ablations_or_results_is_empty():
     assert ablation_significance(pd.DataFrame(), {"loss": ["loss~x"]}, ["ndcg@10"]).empty
     assert ablation_significance(_per_query(np.random.default_rng(0)), {}, ["ndcg@10"]).empty
+
+
+def test_a_config_without_an_ehi_system_writes_and_renders_a_table_with_no_rows(tmp_path):
+    # systems: [pre+exact, pre+faiss-ivf]: no reference to test, so no comparison, and no failure
+    from ehi.evaluate.stats import significance_report
+    from ehi.report.significance_table import render_significance
+
+    per_query = _per_query(np.random.default_rng(0)).replace({"system": {"ehi+tree": "pre+exact",
+                                                                          "de+faiss-ivf": "pre+faiss-ivf"}})
+    per_query = per_query[per_query.system != "de+faiss-hnsw"]
+    table = significance_report(per_query, ["ndcg@10"], n_permutations=100)
+    assert table.empty
+    path = write_table(table, "significance", tmp_path / "significance.parquet", keep_extra=True)
+    assert read_table(path, "significance").empty
+    md = render_significance(read_table(path), tmp_path / "toy_significance")[0].read_text()
+    assert "No comparison" in md

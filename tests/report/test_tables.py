@@ -119,6 +119,11 @@ def _tampered_summary(change):
     (lambda f: f.assign(value=np.where(f.metric == "ndcg@10", np.nan, f.value)), "NaN value(s), first at dataset=scifact"),
     (lambda f: pd.concat([f, f.iloc[:3]]), "6 rows repeat a key, first dataset=scifact, system="),
     (lambda f: f.iloc[:0], "a summary table without rows"),
+    (lambda f: f.assign(value=np.where(f.metric == "ndcg@10", -5.0, f.value)), "impossible metric value(s), first -5.0"),
+    (lambda f: f.assign(value=np.where(f.metric == "ndcg@10", 7.0, f.value)), "<= 1 for ndcg@10"),
+    (lambda f: f.assign(value=np.where(f.metric.str.startswith("recall"), np.inf, f.value)), "first inf"),
+    (lambda f: f.assign(frac_visited=np.nan), "frac_visited nan"),
+    (lambda f: f.assign(dataset="fiqa"), "rows of dataset 'fiqa', in the results of 'scifact'"),
 ])
 def test_the_report_refuses_a_summary_with_nan_metrics_repeated_keys_or_no_rows(tmp_path, change, said):
     """A NaN metric would render as the mark of a budget not reached, a repeated row as a second
@@ -133,3 +138,44 @@ def test_the_report_refuses_a_summary_with_nan_metrics_repeated_keys_or_no_rows(
         build_report(results, "scifact", ["main"], {}, ["ndcg@10"], [0.1], tmp_path / "tables", tmp_path / "figures")
     assert str(err.value).startswith(f"{results / 'main' / 'summary.parquet'}: ") and said in str(err.value)
     assert not (tmp_path / "tables").exists() or not any((tmp_path / "tables").iterdir())
+
+
+def test_a_report_killed_at_a_random_moment_leaves_each_table_whole_and_the_figures_one_set(tmp_path):
+    """kill -9 of the report at a random moment, over the tables and figures of an earlier render:
+    each table is the earlier one or the new one, byte for byte, the figures are the one set or the
+    other, and a rerun gives what an uninterrupted render gives."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    def command(out, targets):
+        code = ("from ehi.report.tables import build_report; "
+                f"build_report({str(REPO / 'results' / 'scifact')!r}, 'scifact', ['main'], {{}}, ['ndcg@10'], "
+                f"{targets!r}, {str(out / 'tables')!r}, {str(out / 'figures')!r}, n_permutations=200)")
+        return [sys.executable, "-c", code]
+
+    def files(folder):
+        return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if not p.name.startswith(".")}
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    new = [0.05, 0.1, 1.0]
+    subprocess.run(command(tmp_path / "reference", new), check=True, env=env, capture_output=True)
+    subprocess.run(command(tmp_path / "out", [0.1]), check=True, env=env, capture_output=True)  # the earlier render
+    reference = {kind: files(tmp_path / "reference" / kind) for kind in ("tables", "figures")}
+    earlier = {kind: files(tmp_path / "out" / kind) for kind in ("tables", "figures")}
+    assert earlier["tables"] != reference["tables"]
+    delay = np.random.default_rng(int(time.time())).uniform(0.5, 9.0)
+    job = subprocess.Popen(command(tmp_path / "out", new), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(delay)
+    job.send_signal(signal.SIGKILL)
+    job.wait()
+    # killed between atomic_dir's two renames, the earlier figures wait aside for the next write
+    aside = tmp_path / "out" / (".figures.old" if not (tmp_path / "out" / "figures").exists() else "figures")
+    now = {"tables": files(tmp_path / "out" / "tables"), "figures": files(aside)}
+    for name, data in now["tables"].items():
+        assert data in (earlier["tables"].get(name), reference["tables"].get(name)), f"{name}, killed after {delay:.1f} s"
+    assert now["figures"] in (earlier["figures"], reference["figures"]), f"killed after {delay:.1f} s"
+    subprocess.run(command(tmp_path / "out", new), check=True, env=env, capture_output=True)
+    assert {kind: files(tmp_path / "out" / kind) for kind in ("tables", "figures")} == reference

@@ -99,3 +99,31 @@ def test_a_changed_source_is_named_and_deleting_the_manifest_prepares_again(tmp_
     snakemake("data", *args, workdir=workdir)
     assert json.loads(manifest.read_text())["source_files"][str(source / "corpus.jsonl")]["bytes"] == \
         (source / "corpus.jsonl").stat().st_size  # regenerated, of the corrected copy
+
+
+def test_a_dev_fraction_on_a_copy_that_ships_dev_is_refused_by_the_dry_run(tmp_path):
+    source = write_beir(tmp_path / "copy")
+    (source / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\nq3\td3\t1\n")
+    said = refused_dry_run(tmp_path, {"dataset": {"name": "mine", "source": "beir", "path": str(source), "dev_fraction": 0.5}})
+    assert "config dataset.dev_fraction: 0.5, but dataset 'mine' ships a 'dev' split" in said
+
+
+def test_a_config_that_fails_in_prepare_data_leaves_the_prepared_dataset_as_it_was(tmp_path):
+    good, broken = write_beir(tmp_path / "copy"), write_beir(tmp_path / "broken", corpus_text='{"_id": "d0", "text\n')
+    workdir, configs = tmp_path / "work", {}
+    for name, source in (("good", good), ("broken", broken)):
+        configs[name] = tmp_path / f"{name}.yaml"
+        configs[name].write_text(yaml.safe_dump({"dataset": {"name": "mine", "source": "beir", "path": str(source),
+                                                             "dev_fraction": 0.5}}))
+    snakemake("data", "--cores", "1", "--configfile", TEST_CONFIG, str(configs["good"]), workdir=workdir)
+    data = workdir / "resources" / "mine" / "data"
+
+    def state():
+        return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(data.iterdir())}
+
+    before = state()
+    proc = snakemake("data", "--cores", "1", "--configfile", TEST_CONFIG, str(configs["broken"]), workdir=workdir, check=False)
+    assert proc.returncode != 0 and "malformed JSON" in proc.stdout + proc.stderr
+    assert state() == before  # the same bytes and times: nothing after it is rerun
+    again = snakemake("-n", "data", "--cores", "1", "--configfile", TEST_CONFIG, str(configs["good"]), workdir=workdir)
+    assert "Nothing to be done" in again.stdout + again.stderr

@@ -2,6 +2,7 @@
 Never a timing threshold: only the shape and sanity of the output count."""
 
 import numpy as np
+import pytest
 import pandas as pd
 import torch
 
@@ -131,6 +132,42 @@ def test_groups_are_built_and_timed_apart_with_the_same_answers(tmp_path, tiny_d
     key = ["system", "budget_value"]
     pd.testing.assert_frame_equal(together[quality].sort_values(key).reset_index(drop=True),
                                   apart[quality].sort_values(key).reset_index(drop=True))
+
+
+@pytest.mark.parametrize("flags, says", [
+    (["--group", "ehi+faiss-ivf", "--group", "ehi+faiss-ivf", "ehi+scann"], "'ehi+faiss-ivf' is in group 1 and group 2"),
+    (["--group", "ehi+nosuch"], "'ehi+nosuch' is not a system of this run"),
+    (["--systems", "ehi+tree", "ehi+nosuch"], "--systems ehi+nosuch: not a system of this run"),
+    (["--tree", "ehi-floor+tree=nosuchvariant"], "--tree ehi-floor+tree=nosuchvariant: no trained index"),
+    (["--tree", "floor"], "is not NAME=VARIANT"),
+    (["--max-frac", "0"], "not a fraction > 0"), (["--max-frac", "nan"], "not a fraction > 0"),
+    (["--hnsw-m", "0"], "0 is below 2"), (["--lists", "0"], "0 is below 1"), (["--rounds", "0"], "0 is below 1"),
+    (["--threads", "two"], "'two' is not an integer"), (["--seed", "-1"], "-1 is below 0"),
+])
+def test_a_bad_flag_is_refused_in_one_line_before_anything_is_built(tmp_path, tiny_dataset, capsys, flags, says):
+    res = tmp_path / "res"
+    _artefacts(res, tiny_dataset, ("main/ehi",))
+    with pytest.raises(SystemExit) as exit_:
+        trained.main([str(res), str(tmp_path / "out"), "--peer-encoder", "ehi", *flags])
+    assert exit_.value.code == 2 and not (tmp_path / "out").exists()
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert says in error, error
+
+
+def test_a_report_that_fails_midway_leaves_the_previous_one_whole(tmp_path, tiny_dataset, monkeypatch):
+    res, out = tmp_path / "res", tmp_path / "out"
+    _artefacts(res, tiny_dataset, ("main/ehi",))
+    args = [str(res), str(out), "--rounds", "1", "--n-latency", "2", "--peer-encoder", "ehi", "--lists", "4"]
+    trained.main(args)
+    before = {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+
+    def killed(*_args, **_kw):
+        raise RuntimeError("killed while drawing")
+
+    monkeypatch.setattr(trained.report, "pareto_figure", killed)  # benchmarks.trained_report
+    with pytest.raises(RuntimeError, match="killed"):
+        trained.main([*args, "--note", "a second run"])
+    assert {p.name: p.read_bytes() for p in sorted(out.iterdir())} == before
 
 
 def test_the_peers_are_tuned_on_dev_by_the_cost_given(tmp_path, tiny_dataset, monkeypatch):

@@ -1,0 +1,126 @@
+"""The vector world's knobs checked before anything is allocated (:mod:`ehi.data.vector_world`).
+
+Each knob is refused in one line naming it: a size below one, a weight that is negative or not
+finite, a dtype the embeddings layout does not hold. The sizes are then bounded by what the world
+needs: the memory of its generation (:func:`memory_estimate`, against the machine's physical
+memory) and the disk of its two arrays (against the free space where it is written), so that a
+mistyped ``n_docs`` is refused at once instead of filling the memory or the disk first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import shutil
+from pathlib import Path
+
+from ehi.core.errors import ConfigError
+
+SIZES = {"n_docs": 1, "dim": 1, "n_topics": 1, "subtopics_per_topic": 1, "n_train": 1, "n_dev": 0, "n_test": 1,
+         "seed": 0}  # knob -> its least value
+WEIGHTS = ("spectrum_decay", "mean_weight", "topic_weight", "subtopic_weight", "facet_weight", "doc_noise",
+           "query_noise", "asymmetry")  # non-negative reals
+PARTS = ("mean_weight", "topic_weight", "subtopic_weight", "facet_weight", "doc_noise")  # what a document is made of
+# Bytes of generation memory: a document's share of the facet table, the row permutation, its id
+# string twice (the ids array and the written list), and a judgement's row in the qrels frame
+BYTES_PER_DOC, BYTES_PER_JUDGEMENT = 240, 200
+BLOCK_COPIES = 4  # float64 arrays of one block alive at once: offsets, noise, the mapped and the unit rows
+
+
+def _check_knobs(cfg) -> None:
+    for name, least in SIZES.items():
+        value = getattr(cfg, name)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ConfigError(f"vector world {name}: {value!r} is not an integer (write 1000000, not 1e6)")
+        if value < least:
+            raise ConfigError(f"vector world {name}: {value} is below {least}")
+    for name in (*WEIGHTS, "mean_relevant"):
+        value = getattr(cfg, name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise ConfigError(f"vector world {name}: {value!r} is not a finite number >= 0")
+    if cfg.mean_relevant < 1:
+        raise ConfigError(f"vector world mean_relevant: {cfg.mean_relevant} is below 1 (a facet holds one document at least)")
+    if all(getattr(cfg, name) == 0 for name in PARTS):
+        raise ConfigError(f"vector world {', '.join(PARTS)}: all 0, every document would be the zero vector")
+    from ehi.data.embeddings import DTYPES
+
+    if cfg.dtype not in DTYPES:
+        raise ConfigError(f"vector world dtype: {cfg.dtype!r} is not one of {sorted(DTYPES)}")
+
+
+def memory_estimate(cfg) -> int:
+    """Bytes of memory the generation holds at its peak, the arrays aside (they are memory-mapped):
+    the d x d map and the level offsets, the per-document tables and ids, the qrels, one block."""
+    d = cfg.dim
+    geometry = 8 * (2 * d * d + d * cfg.n_topics * (2 + cfg.subtopics_per_topic))
+    block_rows = 4096 * (cfg.mean_relevant + 3 * math.sqrt(cfg.mean_relevant))  # BLOCK_FACETS facets, generously
+    block = 8 * BLOCK_COPIES * d * (block_rows + cfg.n_train + cfg.n_dev + cfg.n_test)
+    judgements = (cfg.n_train + cfg.n_dev + cfg.n_test) * cfg.mean_relevant
+    return int(geometry + block + BYTES_PER_DOC * cfg.n_docs + BYTES_PER_JUDGEMENT * judgements)
+
+
+def disk_estimate(cfg) -> int:
+    """Bytes of the two arrays on disk (ids and qrels are small beside them)."""
+    from ehi.data.embeddings import DTYPES
+
+    import numpy as np
+
+    return (cfg.n_docs + cfg.n_train + cfg.n_dev + cfg.n_test) * cfg.dim * np.dtype(DTYPES[cfg.dtype]).itemsize
+
+
+def _physical_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2 ** 30:.1f} GiB"
+
+
+def check_world(cfg, out_dir: str | os.PathLike | None = None) -> None:
+    """Refuse, in one line naming the knob, a world that cannot be generated as configured."""
+    _check_knobs(cfg)
+    need, have = memory_estimate(cfg), _physical_memory()
+    if have is not None and need > have:
+        raise ConfigError(f"vector world n_docs/dim/queries: generating {cfg.n_docs} x {cfg.dim} needs about "
+                          f"{_gib(need)} of memory, more than this machine's {_gib(have)}")
+    if out_dir is not None:
+        where = Path(out_dir).resolve()
+        while not where.exists():
+            where = where.parent
+        free, size = shutil.disk_usage(where).free, disk_estimate(cfg)
+        if size > free:
+            raise ConfigError(f"vector world n_docs/dim: its arrays need {_gib(size)} of disk, {where} has "
+                              f"{_gib(free)} free")
+
+
+def clear_stale_writes(out_dir: str | os.PathLike) -> None:
+    """Remove what a generator killed into ``out_dir`` left beside it (a half-written world, made
+    aside by :func:`ehi.core.io.atomic_dir`): at 10^6 x 384 each is 1.5 GB of disk."""
+    out = Path(out_dir)
+    for stale in out.parent.glob(f".{out.name}.*.tmp") if out.parent.is_dir() else ():
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+def world_from_cli(pairs: list[str]):
+    """The WorldConfig of ``--set KEY=VALUE`` pairs (VALUE in JSON), refused in one line per fault."""
+    import json
+
+    from ehi.data.vector_world import WorldConfig
+
+    known = {f.name for f in dataclasses.fields(WorldConfig)}
+    values = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or key not in known:
+            raise ConfigError(f"--set {pair!r}: expected KEY=VALUE with KEY one of {sorted(known)}")
+        try:
+            values[key] = json.loads(text)
+        except json.JSONDecodeError:
+            values[key] = text if key == "dtype" else None
+            if values[key] is None:
+                raise ConfigError(f"--set {pair!r}: {text!r} is not a JSON value (a number, or a quoted string)") from None
+    return WorldConfig.from_dict(values)
