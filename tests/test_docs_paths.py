@@ -259,8 +259,8 @@ def unknown_targets(text: str) -> list[str]:
 
 
 def unknown_ehi_commands(text: str) -> list[str]:
-    # the command's parser, with the subcommand whose arguments live beside their code (ehi compare)
-    cli = "".join((REPO / "ehi" / "serve" / name).read_text() for name in ("cli.py", "compare.py"))
+    # the command's parser (ehi/serve/cli_parser.py), with the subcommand whose arguments live beside their code (ehi compare)
+    cli = "".join((REPO / "ehi" / "serve" / name).read_text() for name in ("cli_parser.py", "compare.py"))
     subcommands = set(re.findall(r"add_parser\(\s*\"([\w-]+)\"", cli))
     bad = []
     for argv in command_lines(text, "ehi"):

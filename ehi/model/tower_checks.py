@@ -23,7 +23,7 @@ from ehi.core.errors import ConfigError
 
 SPEC = "tower.json"
 KINDS = ("identity", "linear", "mlp")
-SPEC_TYPES = {"vectors": str, "kind": str, "shared": bool, "hidden": int}
+SPEC_TYPES = {"vectors": str, "kind": str, "shared": bool, "hidden": int, "dim": int}  # dim: a saved tower's width
 IDS = ("doc_ids.txt", "query_ids.txt")
 ARRAYS = ("docs", "queries")
 
@@ -49,7 +49,8 @@ def read_tower_spec(folder: str | os.PathLike) -> dict:
         raise ConfigError(f"{path}: kind {spec['kind']!r} is not one of {KINDS}")
     if spec.get("hidden", 0) < 0:
         raise ConfigError(f"{path}: hidden is {spec['hidden']}, below 0")
-    if not _array_file(Path(spec["vectors"]), "docs"):
+    # a saved tower knows its width (dim) and searches query vectors without its vectors folder
+    if "dim" not in spec and not _array_file(Path(spec["vectors"]), "docs"):
         raise ConfigError(f"{path}: vectors {spec['vectors']!r} is not an embeddings folder (no docs.npy or docs.safetensors)")
     return spec
 
