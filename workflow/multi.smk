@@ -5,6 +5,7 @@
 # The instances share nothing but code. The targets below (all, data, train_all, main, tables,
 # claims) gather the same target of every dataset; `tables` adds the cross-dataset table.
 from ehi.core.errors import within
+from ehi.report.dev_choice import training_logs
 
 
 include: "rules/targets.smk"
@@ -116,25 +117,17 @@ rule geometry:
         [f"results/{n}/geometry.json" for n in DATASETS],
 
 
-def trained_logs(name):
-    """{(dataset, variant, model): its training log} of one dataset: the models its systems train
-    (the part before '+'), in main and in each variant its variant systems name."""
-    cfg = DATASETS[name]
-    models = sorted({s.split("+")[0] for s in cfg["search"]["systems"]} & {"de", "ehi"})
-    variants = ["main", *sorted({v.rsplit("/", 1)[0] for v in (cfg["evaluation"].get("variant_systems") or {}).values()})]
-    return {(name, v, m): f"results/{name}/{v}/train_log/{m}.parquet" for v in variants for m in models
-            if v == "main" or m == "ehi"}
 
 
 # A grid of training settings spread over this config's datasets, chosen on dev (ehi/report/dev_choice.py).
 rule dev_choice:
     input:
-        [f for n in DATASETS for f in trained_logs(n).values()],
+        [f for n in DATASETS for f in training_logs(n, DATASETS[n]).values()],
     output:
         md=f"results/tables/dev_choice_{'+'.join(DATASETS)}.md",
         csv=f"results/tables/dev_choice_{'+'.join(DATASETS)}.csv",
     params:
-        logs=[list(k) for n in DATASETS for k in trained_logs(n)],
+        logs=[list(k) for n in DATASETS for k in training_logs(n, DATASETS[n])],
     log:
         "logs/dev_choice.log",
     conda:

@@ -115,3 +115,10 @@ def run_build_script(script: str, out: str, args: list[str] | None = None) -> No
         raise UserError(f"collections: {script} exited with status {done.returncode} (its output is above)")
     shutil.rmtree(target, ignore_errors=True)
     os.replace(work, target)
+
+
+def name_pattern(entries) -> str:
+    """A wildcard constraint matching exactly the names of a producer's config entries (none: nothing)."""
+    import re
+
+    return "|".join(map(re.escape, entries)) or "(?!)"

@@ -43,3 +43,13 @@ def dev_choice_markdown(table: pd.DataFrame) -> str:
     return ("Each training's dev value at the epoch selection kept (its selection key); per model and "
             "variant the dataset marked chosen is the setting reported, picked on dev alone.\n\n"
             + table.to_markdown(index=False, floatfmt=".4f") + "\n")
+
+
+def training_logs(name: str, cfg: dict) -> dict[tuple[str, str, str], str]:
+    """{(dataset, variant, model): its training log's path} of one dataset's config: the models its
+    systems train (the part before '+'), in main and, for EHI, in each variant its variant systems name."""
+    models = sorted({s.split("+")[0] for s in cfg["search"]["systems"]} & {"de", "ehi"})
+    variant_paths = (cfg.get("evaluation", {}).get("variant_systems") or {}).values()
+    variants = ["main", *sorted({v.rpartition("/")[0] for v in variant_paths})]
+    return {(name, v, m): f"results/{name}/{v}/train_log/{m}.parquet" for v in variants for m in models
+            if v == "main" or m == "ehi"}

@@ -58,3 +58,37 @@ def across_seeding(name, datasets):
     systems = cfg.get("evaluation", {}).get("variant_systems") or {}
     return {"seed_replicas": setting_replicas(parse_variant_systems(systems), seeds, main_seed) if len(seeds) > 1 else {},
             "variant_systems": systems, "main_seed": main_seed}
+
+
+# The gain tables' helpers (gain.smk).
+from ehi.core.config_files import read_config_file
+
+
+def gain_datasets(gain, datasets):
+    """{name: (its config, whether this config runs it)} of the gain table's datasets, in its order:
+    gain.datasets (default every dataset of this config), then gain.other_datasets, each read from
+    the config file that runs it."""
+    names = gain.get("datasets") or list(datasets)
+    unknown = [n for n in names if n not in datasets]
+    if unknown:
+        raise ConfigError(f"config gain.datasets: {unknown} are not datasets of this config ({sorted(datasets)})")
+    out = {n: (datasets[n], True) for n in names}
+    for name, path in (gain.get("other_datasets") or {}).items():
+        other = read_config_file(path)
+        runs = dataset_configs(other) if other.get("datasets") else {other.get("dataset", {}).get("name"): other}
+        if name not in runs:
+            raise ConfigError(f"config gain.other_datasets.{name}: {path} runs no dataset {name!r} ({sorted(runs)})")
+        out[name] = (runs[name], False)
+    return out
+
+
+def gain_input(name, path):
+    """A dataset's file the gain reads: this config's rule output, or the committed file of another config's."""
+    ours = GAIN_DATASETS[name][1]
+    return report_input(f"results/{name}/{path}", REPORT_ONLY or not ours)
+
+
+def gain_leaf_counts():
+    """dev_leaf_count.json of the datasets whose leaf count was chosen on dev."""
+    return [gain_input(n, "dev_leaf_count.json") for n, (cfg, _) in GAIN_DATASETS.items()
+            if cfg.get("train", {}).get("branching") == "auto"]

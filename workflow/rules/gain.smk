@@ -2,26 +2,7 @@
 # gain_scaling.py): report rules over the datasets' per-query results and their data facts
 # (results/<dataset>/data.json: N, training queries, a world's knobs), never typed sizes. Datasets of
 # other configs (`gain.other_datasets`, e.g. the frozen real collections) join with their results as
-# committed. Included by ../multi.smk.
-from ehi.core.config_files import read_config_file
-
-
-def gain_datasets(gain, datasets):
-    """{name: (its config, whether this config runs it)} of the gain table's datasets, in its order:
-    gain.datasets (default every dataset of this config), then gain.other_datasets, each read from
-    the config file that runs it."""
-    names = gain.get("datasets") or list(datasets)
-    unknown = [n for n in names if n not in datasets]
-    if unknown:
-        raise ConfigError(f"config gain.datasets: {unknown} are not datasets of this config ({sorted(datasets)})")
-    out = {n: (datasets[n], True) for n in names}
-    for name, path in (gain.get("other_datasets") or {}).items():
-        other = read_config_file(path)
-        runs = dataset_configs(other) if other.get("datasets") else {other.get("dataset", {}).get("name"): other}
-        if name not in runs:
-            raise ConfigError(f"config gain.other_datasets.{name}: {path} runs no dataset {name!r} ({sorted(runs)})")
-        out[name] = (runs[name], False)
-    return out
+# committed. Included by ../multi.smk; its helpers are in datasets.smk.
 
 
 GAIN = config.get("gain") or {}
@@ -32,18 +13,6 @@ with exit_on_user_error("snakemake"):
     if not GAIN.get("name") and (GAIN.get("datasets") or GAIN.get("other_datasets")):
         raise ConfigError("config gain: no name (the stem of its tables and figures, e.g. scale_gain)")
     GAIN_DATASETS = gain_datasets(GAIN, DATASETS) if GAIN.get("name") else {}
-
-
-def gain_input(name, path):
-    """A dataset's file the gain reads: this config's rule output, or the committed file of another config's."""
-    ours = GAIN_DATASETS[name][1]
-    return report_input(f"results/{name}/{path}", REPORT_ONLY or not ours)
-
-
-def gain_leaf_counts():
-    """dev_leaf_count.json of the datasets whose leaf count was chosen on dev."""
-    return [gain_input(n, "dev_leaf_count.json") for n, (cfg, _) in GAIN_DATASETS.items()
-            if cfg.get("train", {}).get("branching") == "auto"]
 
 
 if GAIN_DATASETS:

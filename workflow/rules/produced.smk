@@ -6,7 +6,7 @@
 import re
 
 from ehi.core.errors import exit_on_user_error
-from ehi.data.produced import PRODUCED_FILES, PRODUCED_ROOTS, check_worlds, collection_of, tower_vectors, world_knobs
+from ehi.data.produced import name_pattern, PRODUCED_FILES, PRODUCED_ROOTS, check_worlds, collection_of, tower_vectors, world_knobs
 
 COLLECTIONS = config.get("collections") or {}
 ENCODINGS = config.get("encodings") or {}
@@ -16,8 +16,6 @@ with exit_on_user_error("snakemake"):
     check_worlds(WORLDS)
 
 
-def _names(entries):
-    return "|".join(map(re.escape, entries)) or "(?!)"
 
 
 if COLLECTIONS:
@@ -29,7 +27,7 @@ if COLLECTIONS:
             script=lambda w: COLLECTIONS[w.collection]["script"],
             args=lambda w: COLLECTIONS[w.collection].get("args", []),
         wildcard_constraints:
-            collection=_names(COLLECTIONS),
+            collection=name_pattern(COLLECTIONS),
         log:
             "logs/collections/{collection}.log",
         conda:
@@ -51,7 +49,7 @@ if ENCODINGS:
             max_length=lambda w: ENCODINGS[w.encoding].get("max_length", 256),
             batch_size=lambda w: ENCODINGS[w.encoding].get("batch_size", 128),
         wildcard_constraints:
-            encoding=_names(ENCODINGS),
+            encoding=name_pattern(ENCODINGS),
         log:
             "logs/encodings/{encoding}.log",
         threads: 8  # the encoder uses every core Snakemake gives it (capped at --cores)
@@ -70,7 +68,7 @@ if WORLDS:
             # every knob, defaults filled: a changed default is a changed world
             knobs=lambda w: world_knobs(WORLDS[w.world]),
         wildcard_constraints:
-            world=_names(WORLDS),
+            world=name_pattern(WORLDS),
         log:
             "logs/worlds/{world}.log",
         conda:
@@ -91,7 +89,7 @@ if TOWERS:
             shared=lambda w: TOWERS[w.tower].get("shared", True),
             hidden=lambda w: TOWERS[w.tower].get("hidden", 0),
         wildcard_constraints:
-            tower=_names(TOWERS),
+            tower=name_pattern(TOWERS),
         log:
             "logs/towers/{tower}.log",
         conda:
