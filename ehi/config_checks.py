@@ -162,9 +162,10 @@ def check_tree(config: dict, where: str, train: dict, n_docs: int | None) -> Non
 
 
 def recorded_config(dataset: dict) -> dict:
-    """The dataset config as ``prepare_data`` records it in the manifest: ``query_split`` only when
-    set (the rule's params leave an unset one out, so that configs without it keep their jobs)."""
-    return {key: value for key, value in dataset.items() if key != "query_split" or value}
+    """The dataset config as ``prepare_data`` records it in the manifest: ``query_split`` and
+    ``train_queries`` only when set (the rule's params leave them out unset, so that configs
+    without them keep their jobs)."""
+    return {key: value for key, value in dataset.items() if key not in ("query_split", "train_queries") or value}
 
 
 def _manifest(dataset: dict, data_dir) -> dict | None:
