@@ -26,7 +26,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ehi.data.dataset import Dataset, doc_texts
-from ehi.data.embeddings import MANIFEST, create_array, write_ids, write_manifest, write_qrels
+from ehi.data.embeddings import create_array, write_ids, write_manifest, write_qrels
 
 log = logging.getLogger(__name__)
 PRODUCER = "ehi.model.encode_collection"
@@ -107,11 +107,6 @@ def encode_collection(
     log.info("encoded %s into %s in %.0f s", dataset.name, out, state["seconds"])
     return out
 
-
-def read_identity(folder: str | os.PathLike) -> dict:
-    """What made an encoded folder (its manifest), or {} if none."""
-    path = Path(folder) / MANIFEST
-    return json.loads(path.read_text()) if path.is_file() else {}
 
 
 def main(argv: list[str] | None = None) -> None:
