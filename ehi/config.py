@@ -89,7 +89,8 @@ TOP_LEVEL = {"ablations": {}, "ablation_systems": ["ehi+tree", "ehi+exact"], "qu
              "datasets": {},  # datasets: several datasets in one run (workflow/multi.smk)
              # folders the DAG makes for the datasets to read (workflow/rules/produced.smk)
              "collections": {}, "encodings": {}, "worlds": {}, "towers": {},
-             "gain": {}, "world_fit": {}}  # the tables across datasets (workflow/rules/gain.smk, ../multi.smk)
+             # the tables across datasets (workflow/rules/gain.smk, ../multi.smk)
+             "gain": {}, "world_fit": {}, "world_calibration": {}}
 
 
 def sections_of(config: dict) -> dict:

@@ -160,6 +160,35 @@ rule world_fit:
         "scripts/world_fit.py"
 
 
+# The world's knobs held to a real collection's facts (ehi/report/world_calibration.py): one world a
+# point of `world_calibration.grid`, measured on the facts rule geometry measures on the target.
+CALIBRATION = config.get("world_calibration") or {}
+with exit_on_user_error("snakemake"):
+    if CALIBRATION and not (CALIBRATION.get("name") and CALIBRATION.get("target")):
+        raise ConfigError("config world_calibration: needs a name (the table's stem) and a target (the dataset held to)")
+if CALIBRATION.get("name"):
+    # a dataset of this config is built by its rules; another config's is read as committed
+    _target = f"results/{CALIBRATION['target']}"
+    _target = _target if CALIBRATION["target"] in DATASETS else os.path.abspath(_target)
+
+    rule world_calibration:
+        input:
+            geometry=f"{_target}/geometry.json",
+            summary=f"{_target}/main/summary.parquet",
+        output:
+            md=f"results/tables/{CALIBRATION['name']}.md",
+            csv=f"results/tables/{CALIBRATION['name']}.csv",
+        params:
+            calibration=CALIBRATION,
+            version=1,
+        log:
+            f"logs/{CALIBRATION['name']}.log",
+        conda:
+            "envs/ehi.yaml"
+        script:
+            "scripts/world_calibration.py"
+
+
 rule tables:
     input:
         [f for n in REPORTED for f in getattr(rules, PREFIX[n] + "tables").output],

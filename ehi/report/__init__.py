@@ -4,5 +4,5 @@ dataset) with ``figures``, ``styles``, ``latex`` and ``latex_fit`` (tables set t
 against our numbers), ``missing`` (what a report-only run lacks) and ``gain`` (the scale study's
 gain of the tree over k-means IVF at equal work) with ``gain_scaling`` (that gain against N and
 training queries a leaf), ``world_fit`` (the synthetic world's vectors and KMR shapes beside real
-collections') and ``dev_choice`` (a training setting spread over datasets, chosen on dev), ``summary_checks``
+collections') with ``world_calibration`` (the world's knobs held to a real collection's facts) and ``dev_choice`` (a training setting spread over datasets, chosen on dev), ``summary_checks``
 (a summary's values checked before they are rendered)."""
