@@ -16,7 +16,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from ehi.search.base import Searcher, SearchResult, as_matrix, log_grid, pad_results
+from ehi.search.base import Searcher, SearchResult, as_matrix, factory_string, log_grid, pad_results
 from ehi.search.export import augment, build_leaf_ivf
 from ehi.search.faiss_pq import with_refine
 from ehi.search.export_files import (FORMAT, FORMAT_VERSION, ExportError, meta_path, read_meta, read_router,
@@ -148,6 +148,9 @@ class ExportedIndex(Searcher):
         return log_grid(1, self.ivf.nlist, 20)
 
     # -- files --
+    def faiss_index(self) -> str | None:
+        return factory_string(self.index)
+
     def write(self, path: str | os.PathLike) -> Path:
         """FILE, FILE.json and (height >= 2) FILE.router.safetensors (:mod:`ehi.search.export_files`)."""
         return write_export(self, path)

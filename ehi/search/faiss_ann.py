@@ -21,9 +21,9 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from ehi.core.ivf import trained_ivf
+from ehi.core.ivf import IVF_SEED, trained_ivf
 
-from ehi.search.base import Searcher, SearchResult, as_matrix, log_grid, pad_results
+from ehi.search.base import Searcher, SearchResult, as_matrix, factory_string, log_grid, pad_results
 
 INDEX_FILE = "index.faiss"
 
@@ -44,6 +44,10 @@ class FaissSearcher(Searcher):
 
     def _save_index(self, path: Path) -> None:
         faiss.write_index(self.index, str(path / INDEX_FILE))
+
+    def faiss_index(self) -> str | None:
+        owner = getattr(self, "_owner", None)  # the wrapper that owns what it wraps (refine, pre-transform)
+        return factory_string(owner if owner is not None else self.index)
 
 
 class FlatSearcher(FaissSearcher):
@@ -90,7 +94,7 @@ class IVFSearcher(FaissSearcher):
         self.list_sizes = np.array([invlists.list_size(i) for i in range(self.index.nlist)], dtype=np.int64)
 
     @classmethod
-    def build(cls, emb: np.ndarray, nlist: int | None = None, seed: int = 1234,
+    def build(cls, emb: np.ndarray, nlist: int | None = None, seed: int = IVF_SEED,
               spherical: bool = True) -> "IVFSearcher":
         """Train the coarse quantizer on the corpus itself (no held-out sample: the index is static;
         ``spherical``: cosine routing, :func:`ehi.core.ivf.trained_ivf`)."""
