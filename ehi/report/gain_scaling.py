@@ -18,7 +18,7 @@ import pandas as pd
 
 from ehi.report.figures import render_table, save_figure
 
-TREE, IVF = "ehi-floor+tree", "pre+ivf-lists"
+TREE, IVF = "ehi-floor+tree", "ivf-lists+tree"
 # a dataset without the untrained-partition system (the real collections) is read against the dev-tuned
 # IVF, which chose the tree's leaf count there (docs/findings.md)
 IVF_ELSE = "ehi+faiss-ivf"
