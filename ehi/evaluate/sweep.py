@@ -37,9 +37,12 @@ def split_rows(dataset: Dataset, split: str) -> np.ndarray:
 
 
 def _anns(kind, corpus_emb, tune_emb, settings: SearchConfig):
-    params = {}
-    if ann_kind(kind).tuned:
-        grid = default_grid(kind, len(corpus_emb), settings)
+    grid = default_grid(kind, len(corpus_emb), settings)
+    if not ann_kind(kind).tuned:  # one build as it is (exact search; the tree's IVF control at its lists)
+        if len(grid) != 1:
+            raise ConfigError(f"search {kind!r} is not tuned, so it builds one index; its settings give {grid}")
+        params = grid[0]
+    else:
         params, curves = tune_on_dev(kind, corpus_emb, tune_emb, grid=grid, cost=settings.budget_cost)
         log.info("%s: tuned on %d %s queries over %d builds -> %s", kind, len(tune_emb), settings.tune_split,
                  curves.params.nunique(), params)
@@ -50,7 +53,8 @@ def _anns(kind, corpus_emb, tune_emb, settings: SearchConfig):
 
 def search_system(system: str, variant: str, dataset: Dataset, corpus_emb: np.ndarray, query_emb: np.ndarray,
                   split: str, settings: SearchConfig | dict, index_dir=None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Search ``system`` at every budget on ``split``: (run table, QPS table)."""
+    """Search ``system`` at every budget on ``split``: (run table, QPS table). The run's ``attrs["index"]``
+    holds what was built: its parameters and, for a FAISS index, its factory string (``faiss_index``)."""
     settings = settings if isinstance(settings, SearchConfig) else SearchConfig.from_dict(settings)
     _, method = system.split("+", 1)
     rows = split_rows(dataset, split)
@@ -80,5 +84,9 @@ def search_system(system: str, variant: str, dataset: Dataset, corpus_emb: np.nd
                  100 * frac_docs, 100 * frac_work, timing["qps"])
         if settings.max_frac < 1 and (frac_work if settings.budget_cost == "work" else frac_docs) > settings.max_frac:
             break  # budgets rise with cost but not strictly (beams are not nested): one point past
+    spelled = searcher.faiss_index()  # what FAISS built, whatever the config said
+    built = {**built, **({"faiss_index": spelled} if spelled else {})}
     log.info("%s built with %s", system, built)
-    return pd.concat(runs, ignore_index=True), pd.DataFrame(timings)
+    run = pd.concat(runs, ignore_index=True)
+    run.attrs["index"] = built  # the run's metadata (workflow/scripts/search.py)
+    return run, pd.DataFrame(timings)

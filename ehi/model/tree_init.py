@@ -37,19 +37,6 @@ def spherical_kmeans(x: np.ndarray, k: int, seed: int = 0, niter: int = 25) -> n
     return km.centroids.copy()
 
 
-def ivf_centroids(x: np.ndarray, k: int, seed: int = 1234) -> np.ndarray:
-    """The coarse centroids FAISS-IVF trains on ``x`` (the pipeline's builder, its default seed):
-    a one-level tree set to them routes, and ranks leaves for a beam, as that IVF index probes."""
-    import faiss
-
-    from ehi.core.ivf import trained_ivf
-
-    x = np.ascontiguousarray(x, dtype=np.float32)
-    index = trained_ivf(x, min(int(k), len(x)), seed)  # held: it owns the quantizer the proxy below reads
-    quantizer = faiss.downcast_index(index.quantizer)
-    return quantizer.reconstruct_n(0, quantizer.ntotal)
-
-
 def _scale(x: np.ndarray, centroids: np.ndarray) -> float:
     logits = x @ centroids.T
     return float(1.0 / max(logits.std(), 1e-6))
@@ -58,7 +45,7 @@ def _scale(x: np.ndarray, centroids: np.ndarray) -> float:
 @torch.no_grad()
 def kmeans_init_(tree: TreeIndexer, emb: np.ndarray, seed: int = 0, kmeans=spherical_kmeans) -> TreeIndexer:
     """Set ``tree`` so that its argmax routing of ``emb`` (N, dim) is (hierarchical) k-means'.
-    ``kmeans(x, k, seed) -> (k, d) centroids`` computes each split (e.g. :func:`ivf_centroids`)."""
+    ``kmeans(x, k, seed) -> (k, d) centroids`` computes each split (e.g. :func:`ehi.core.ivf.ivf_centroids`)."""
     if tree.hidden < tree.dim:
         raise ValueError(f"a k-means start needs indexer_hidden >= the embedding dim ({tree.dim}), got {tree.hidden}")
     x = np.asarray(emb, dtype=np.float32)

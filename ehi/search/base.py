@@ -64,6 +64,17 @@ def pad_results(rows: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarra
     return out_rows, out_scores
 
 
+def factory_string(index) -> str | None:
+    """``faiss.contrib.factory_tools.reverse_index_factory`` of ``index``, or None where FAISS's
+    reverse has no spelling for one of its parts."""
+    from faiss.contrib.factory_tools import reverse_index_factory
+
+    try:
+        return reverse_index_factory(index)
+    except (NotImplementedError, AttributeError, TypeError, AssertionError):
+        return None
+
+
 class Searcher(abc.ABC):
     """An ANNS index over one embedding matrix, with budget accounting (see the module doc)."""
 
@@ -83,6 +94,11 @@ class Searcher(abc.ABC):
         ``n_scored`` documents (:mod:`ehi.core.work`). 0 here: exact search routes nothing, and a graph
         index counts its descent among its distance computations. Partition indexes override it."""
         return 0
+
+    def faiss_index(self) -> str | None:
+        """The FAISS ``index_factory`` string of the index searched (``reverse_index_factory``),
+        recorded with its runs; None where there is no FAISS index (ScaNN) or FAISS cannot spell it."""
+        return None
 
     def search_ids(self, queries: np.ndarray, k: int, budget_value: int) -> tuple[np.ndarray, np.ndarray]:
         """The same ranking without the accounting: what a timing measures."""

@@ -16,8 +16,9 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from ehi.search.base import Searcher, SearchResult, as_matrix, log_grid, pad_results
+from ehi.search.base import Searcher, SearchResult, as_matrix, factory_string, log_grid, pad_results
 from ehi.search.export import augment, build_leaf_ivf
+from ehi.search.faiss_ann import ivf_list_sizes
 from ehi.search.faiss_pq import with_refine
 from ehi.search.export_files import (FORMAT, FORMAT_VERSION, ExportError, meta_path, read_meta, read_router,
                                      router_path, verify_checksums, write_export)
@@ -46,8 +47,7 @@ class ExportedIndex(Searcher):
         self.dim, self.faiss_dim = int(meta["dim"]), int(meta["faiss_dim"])
         self.rerank = int(meta["rerank"] or 0)
         self.doc_ids = list(meta["doc_ids"])
-        invlists = self.ivf.invlists
-        self.list_sizes = np.array([invlists.list_size(i) for i in range(self.ivf.nlist)], dtype=np.int64)
+        self.list_sizes = ivf_list_sizes(self.ivf)
 
     @classmethod
     def build(cls, ehi_index, doc_ids=None, pq_m: int | None = None, nbits: int = 4, rerank: int = 0,
@@ -148,6 +148,9 @@ class ExportedIndex(Searcher):
         return log_grid(1, self.ivf.nlist, 20)
 
     # -- files --
+    def faiss_index(self) -> str | None:
+        return factory_string(self.index)
+
     def write(self, path: str | os.PathLike) -> Path:
         """FILE, FILE.json and (height >= 2) FILE.router.safetensors (:mod:`ehi.search.export_files`)."""
         return write_export(self, path)

@@ -50,7 +50,7 @@ def refines(factory: str) -> bool:
 
 def _grid(factory: str):
     """The build candidates: every combination of the placeholders' configured values."""
-    from ehi.search.registry import ivf_grid
+    from ehi.search.grids import ivf_grid
 
     names = placeholders(factory)
 

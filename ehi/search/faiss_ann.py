@@ -5,7 +5,8 @@ Budget accounting, per query:
 * flat: every document is scored, ``n_scored = N``.
 * IVF: the coarse quantizer picks ``nprobe`` lists; we run that assignment ourselves
   (``quantizer.search``) and hand it to ``search_preassigned``, so the lists we count are exactly
-  the lists faiss scanned; ``n_scored`` = the summed sizes of those lists.
+  the lists faiss scanned; ``n_scored`` = the summed sizes of those lists. :func:`probed_lists` is
+  that count for every IVF searcher (IVF-PQ, a partitioner's lists, a factory string's IVF).
 * HNSW: faiss counts distance computations in ``faiss.cvar.hnsw_stats.ndis``. The counter is
   global, so we search one query at a time and reset it before each: a per-query count, not a
   batch average. It includes the greedy descent through the upper layers; those few computations
@@ -21,11 +22,24 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from ehi.core.ivf import trained_ivf
+from ehi.core.ivf import IVF_SEED, trained_ivf
 
-from ehi.search.base import Searcher, SearchResult, as_matrix, log_grid, pad_results
+from ehi.search.base import Searcher, SearchResult, as_matrix, factory_string, log_grid, pad_results
 
 INDEX_FILE = "index.faiss"
+
+
+def ivf_list_sizes(ivf) -> np.ndarray:
+    """(nlist,) int64: the documents in each inverted list of a FAISS IVF index."""
+    return np.array([ivf.invlists.list_size(i) for i in range(ivf.nlist)], dtype=np.int64)
+
+
+def probed_lists(quantizer, list_sizes: np.ndarray, queries: np.ndarray, nprobe: int):
+    """IVF's accounting, for every IVF searcher: the ``nprobe`` lists the coarse quantizer picks for
+    each query (what ``IndexIVF.search`` probes) and the documents they hold, scored once each.
+    Returns (coarse scores, lists (nq, nprobe), n_scored (nq,) int64); nprobe <= nlist, so no -1."""
+    coarse_scores, lists = quantizer.search(queries, int(nprobe))
+    return coarse_scores, lists, list_sizes[lists].sum(axis=1).astype(np.int64)
 
 
 def default_nlist(n_docs: int) -> int:
@@ -44,6 +58,10 @@ class FaissSearcher(Searcher):
 
     def _save_index(self, path: Path) -> None:
         faiss.write_index(self.index, str(path / INDEX_FILE))
+
+    def faiss_index(self) -> str | None:
+        owner = getattr(self, "_owner", None)  # the wrapper that owns what it wraps (refine, pre-transform)
+        return factory_string(owner if owner is not None else self.index)
 
 
 class FlatSearcher(FaissSearcher):
@@ -86,11 +104,10 @@ class IVFSearcher(FaissSearcher):
         self._owner = index  # downcast wrappers do not own the C++ object: keep the one that does
         self.index = faiss.extract_index_ivf(index)
         self.quantizer = faiss.downcast_index(self.index.quantizer)
-        invlists = self.index.invlists
-        self.list_sizes = np.array([invlists.list_size(i) for i in range(self.index.nlist)], dtype=np.int64)
+        self.list_sizes = ivf_list_sizes(self.index)
 
     @classmethod
-    def build(cls, emb: np.ndarray, nlist: int | None = None, seed: int = 1234,
+    def build(cls, emb: np.ndarray, nlist: int | None = None, seed: int = IVF_SEED,
               spherical: bool = True) -> "IVFSearcher":
         """Train the coarse quantizer on the corpus itself (no held-out sample: the index is static;
         ``spherical``: cosine routing, :func:`ehi.core.ivf.trained_ivf`)."""
@@ -103,11 +120,10 @@ class IVFSearcher(FaissSearcher):
     def search(self, queries: np.ndarray, k: int, budget_value: int) -> SearchResult:
         queries = as_matrix(queries)
         nprobe = max(1, min(int(budget_value), self.index.nlist))
-        coarse_scores, lists = self.quantizer.search(queries, nprobe)  # (nq, nprobe)
-        n_scored = self.list_sizes[lists].sum(axis=1)  # nprobe <= nlist: no -1 in ``lists``
+        coarse_scores, lists, n_scored = probed_lists(self.quantizer, self.list_sizes, queries, nprobe)
         self.index.nprobe = nprobe  # search_preassigned checks the assignment's width against it
         scores, rows = self.index.search_preassigned(queries, k, lists, coarse_scores)
-        return (*pad_results(rows, scores, k), n_scored.astype(np.int64))
+        return (*pad_results(rows, scores, k), n_scored)
 
     def routing_units(self, budget_value: int) -> int:
         return int(self.index.nlist)  # the flat quantizer scores every centroid to pick nprobe lists

@@ -18,7 +18,7 @@ import faiss
 import numpy as np
 
 from ehi.search.base import SearchResult, as_matrix, log_grid, pad_results
-from ehi.search.faiss_ann import FaissSearcher, default_nlist
+from ehi.search.faiss_ann import FaissSearcher, default_nlist, ivf_list_sizes, probed_lists
 from ehi.search.faiss_pq import _training_sample
 
 
@@ -53,8 +53,7 @@ class FactorySearcher(FaissSearcher):
         if self.ivf is not None:
             self.budget_param = "nprobe"
             self.quantizer = faiss.downcast_index(self.ivf.quantizer)
-            invlists = self.ivf.invlists
-            self.list_sizes = np.array([invlists.list_size(i) for i in range(self.ivf.nlist)], dtype=np.int64)
+            self.list_sizes = ivf_list_sizes(self.ivf)
         else:
             self.budget_param = "efSearch" if self.hnsw is not None else "exact"
         self.ef_max = int(self.params.get("ef_max", 4096))
@@ -119,8 +118,8 @@ class FactorySearcher(FaissSearcher):
         scores, rows = self._owner.search(queries, self._k(k, value))
         if self.budget_param == "exact":
             return (*pad_results(rows, scores, k), np.full(len(queries), self.n_docs, dtype=np.int64))
-        _, lists = self.quantizer.search(self._transformed(queries), value)
-        return (*pad_results(rows, scores, k), self.list_sizes[lists].sum(axis=1).astype(np.int64))
+        n_scored = probed_lists(self.quantizer, self.list_sizes, self._transformed(queries), value)[2]
+        return (*pad_results(rows, scores, k), n_scored)
 
     def _transformed(self, queries: np.ndarray) -> np.ndarray:
         """The queries as the IVF sees them: through the pre-transform chain (OPQ, PCA), if any."""

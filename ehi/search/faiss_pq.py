@@ -19,7 +19,7 @@ import faiss
 import numpy as np
 
 from ehi.search.base import SearchResult, as_matrix, log_grid, pad_results
-from ehi.search.faiss_ann import FaissSearcher, default_nlist
+from ehi.search.faiss_ann import FaissSearcher, default_nlist, ivf_list_sizes, probed_lists
 
 PQ_SETTINGS = {"pq_m": None, "pq_nbits": 4, "pq_rerank": 1000}  # search.* keys, SearchConfig's defaults
 ADD_CHUNK = 1 << 16  # rows padded and added at a time: bounds the extra copy of the corpus
@@ -103,8 +103,7 @@ class IVFPQSearcher(FaissSearcher):
         self.ivf = faiss.extract_index_ivf(index)
         self.quantizer = faiss.downcast_index(self.ivf.quantizer)
         self.rerank = int(self.params.get("rerank", 0))
-        invlists = self.ivf.invlists
-        self.list_sizes = np.array([invlists.list_size(i) for i in range(self.ivf.nlist)], dtype=np.int64)
+        self.list_sizes = ivf_list_sizes(self.ivf)
 
     @classmethod
     def build(cls, emb: np.ndarray, nlist: int | None = None, m: int | None = None, nbits: int = 4,
@@ -148,9 +147,8 @@ class IVFPQSearcher(FaissSearcher):
     def search(self, queries: np.ndarray, k: int, budget_value: int) -> SearchResult:
         queries = as_matrix(queries)
         nprobe = max(1, min(int(budget_value), self.ivf.nlist))
-        _, lists = self.quantizer.search(queries, nprobe)  # the lists IndexIVF.search probes
         rows, scores = self.search_ids(queries, k, nprobe)
-        return rows, scores, self.list_sizes[lists].sum(axis=1).astype(np.int64)
+        return rows, scores, probed_lists(self.quantizer, self.list_sizes, queries, nprobe)[2]
 
     def routing_units(self, budget_value: int) -> int:
         return int(self.ivf.nlist)  # the coarse quantizer, as IVF-Flat's (ehi.core.work)

@@ -25,7 +25,8 @@ import numpy as np
 
 from ehi.search.base import as_matrix
 from ehi.search.faiss_pq import PQ_POINTS_PER_CENTROID, IVFPQSearcher, default_pq_m, fast_scan, with_refine
-from ehi.search.registry import PQ_SETTINGS, AnnKind, ivf_grid, ivfpq_grid
+from ehi.search.grids import ivf_grid, ivfpq_grid
+from ehi.search.registry import PQ_SETTINGS, AnnKind
 
 SCORINGS = ("flat", "pq")  # exact inner products in the probed lists, or PQ codes (search.pq_*)
 

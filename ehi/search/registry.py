@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import math
 import os
 import re
 from dataclasses import dataclass
@@ -41,20 +40,14 @@ from ehi.core.config_values import LIST_KEYS
 from ehi.core.errors import ConfigError
 from ehi.core.plugins import load_plugins, resolve
 from ehi.search.base import Searcher, SearchResult, log_grid
-from ehi.search.config import SearchConfig
+from ehi.search.grids import (TREE_LEAVES, hnsw_grid, ivf_grid, ivfpq_grid, scann_ah_grid, scann_grid,
+                              tree_lists_grid)
 
 ENCODERS = ("pre", "de", "ehi")
 PQ_SETTINGS = ("pq_m", "pq_nbits", "pq_rerank")  # search.* keys of PQ scoring (any kind that offers it)
 COMMON_SETTINGS = ("k", "batch_size", "threads", "budget_cost", "max_frac")  # search.* keys every system's search reads
 # left out of params at these values
 UNLISTED_DEFAULTS = {"lists_from_leaf_count": False, "budget_cost": "documents", "max_frac": 1.0}
-
-
-def _list_sizes(n_docs: int) -> list[int]:
-    """The sqrt(N) rule from halved to x4. More lists give finer steps at low budgets, so on small
-    corpora the largest size tends to win; the x4 end keeps that choice off the grid's edge."""
-    root = math.sqrt(n_docs)
-    return sorted({max(1, min(n_docs, round(root * f))) for f in (0.5, 1.0, 2.0, 4.0)})
 
 
 @dataclass(frozen=True)
@@ -83,6 +76,9 @@ class AnnKind:
     keyed_settings: tuple[str, ...] = ()
     # (module, extra): an optional dependency its searcher imports, and the ehi extra that installs it
     needs: tuple[str, str] | None = None
+    # its one list count is the tree's leaf count (search rule param ``tree_leaves``, from train.branching
+    # and height or rule dev_leaf_count's choice), not a grid tuned on dev: the IVF control of a tree
+    tree_lists: bool = False
 
     def colour_of(self, encoder: str) -> str | None:
         return dict(self.colours).get(encoder)
@@ -103,32 +99,6 @@ class AnnKind:
         return bool(set(self.settings_keys) & set(LIST_KEYS))
 
 
-def ivf_grid(n_docs, s):
-    return [{"nlist": n} for n in (s and s.ivf_nlist) or _list_sizes(n_docs)]
-
-
-def _hnsw_grid(n_docs, s):
-    if s is None:  # the usual suspects
-        return [{"M": m, "ef_construction": e} for m in (16, 32) for e in (100, 200)]
-    return [{"M": m, "ef_construction": s.hnsw_ef_construction} for m in s.hnsw_M]
-
-
-def ivfpq_grid(n_docs, s):
-    """IVF's candidate lists, each with the configured codes (``search.pq_*``; a null ``pq_m`` is
-    left to the build, which needs the embedding dimension). No faiss import: the Snakefile pays none."""
-    s = s if s is not None else SearchConfig()
-    codes = {**({"m": int(s.pq_m)} if s.pq_m else {}), "nbits": int(s.pq_nbits), "rerank": int(s.pq_rerank)}
-    return [{**g, **codes} for g in ivf_grid(n_docs, s)]
-
-
-def _scann_grid(n_docs, s):
-    return [{"num_leaves": n} for n in (s and s.scann_leaves) or _list_sizes(n_docs)]
-
-
-def _scann_ah_grid(n_docs, s):
-    return [{"num_leaves": n, "reorder_k": r} for n in (s and s.scann_leaves) or _list_sizes(n_docs) for r in (0, 1000)]
-
-
 _FAISS, _SCANN, _SHARDS = "ehi.search.faiss_ann", "ehi.search.scann_ann", "ehi.search.faiss_shards"
 _ON_INDEX = "ehi.search.tree_search"  # searches of the trained index
 _BUILTIN = (
@@ -144,15 +114,20 @@ _BUILTIN = (
             colours=(("ehi", "#ff7f0e"), ("ehi-warm", "#b35806"), ("de", "#1f77b4"), ("pre", "#7f7f7f"))),
     AnnKind("faiss-ivf", f"{_FAISS}:IVFSearcher", ivf_grid, ("ivf_nlist",), marker="s",
             from_shards=f"{_SHARDS}:ivf_from_shards", colours=(("ehi", "#e377c2"), ("de", "#17becf"))),
-    AnnKind("faiss-hnsw", f"{_FAISS}:HNSWSearcher", _hnsw_grid, ("hnsw_M", "hnsw_ef_construction"),
+    AnnKind("faiss-hnsw", f"{_FAISS}:HNSWSearcher", hnsw_grid, ("hnsw_M", "hnsw_ef_construction"),
             marker="^", in_paper=False, from_shards=f"{_SHARDS}:hnsw_from_shards",
             colours=(("ehi", "#9467bd"), ("de", "#2ca02c"))),
-    AnnKind("scann", f"{_SCANN}:ScannSearcher", _scann_grid, ("scann_leaves",), (("scoring", "bf"),),
+    AnnKind("scann", f"{_SCANN}:ScannSearcher", scann_grid, ("scann_leaves",), (("scoring", "bf"),),
             marker="D", colours=(("ehi", "#8c564b"), ("de", "#bcbd22")), needs=("scann", "scann")),
-    AnnKind("scann-ah", f"{_SCANN}:ScannSearcher", _scann_ah_grid, ("scann_leaves",), (("scoring", "ah"),),
+    AnnKind("scann-ah", f"{_SCANN}:ScannSearcher", scann_ah_grid, ("scann_leaves",), (("scoring", "ah"),),
             marker="x", in_paper=False, colours=(("ehi", "#c49c94"), ("de", "#1a3a6b")), needs=("scann", "scann")),
     AnnKind("faiss-ivfpq", "ehi.search.faiss_pq:IVFPQSearcher", ivfpq_grid, ("ivf_nlist", *PQ_SETTINGS),
             marker="s", in_paper=False, colours=(("ehi", "#f7b6d2"), ("de", "#98df8a"))),
+    # the IVF control of the tree: k-means lists (FAISS-IVF's, a partitioner), as many as the tree's
+    # leaves, probed in IVF's order at the tree's beams; nothing trained, nothing tuned
+    AnnKind("ivf-lists", "ehi.search.ivf_lists:TreeListsSearcher", tree_lists_grid, ("ehi_beams",), tuned=False,
+            marker="v", in_paper=False, tree_lists=True,
+            colours=(("pre", "#393b79"), ("de", "#6b6ecf"), ("ehi", "#843c39"))),
 )
 _REGISTRY: dict[str, AnnKind] = {kind.name: kind for kind in _BUILTIN}
 KINDS = tuple(k.name for k in _BUILTIN if not k.from_index)  # the built-in kinds over embeddings
@@ -240,9 +215,10 @@ def check_systems(systems, key: str = "search.systems", encoders=ENCODERS) -> No
                               f"search (exact, faiss-ivf, ...) for the {sorted({s.split('+')[0] for s in wrong})} encoder(s)")
 
 
-def rule_settings(search_section: dict, system: str) -> dict:
+def rule_settings(search_section: dict, system: str, tree_leaves: int | str | None = None) -> dict:
     """The search keys one system's search reads, keys sorted: the search rule's params, so a change
-    to ``hnsw_M`` reruns the HNSW searches only and reordering the section reruns nothing."""
+    to ``hnsw_M`` reruns the HNSW searches only and reordering the section reruns nothing. A kind
+    whose lists are the tree's (``tree_lists``) also gets ``tree_leaves`` (grids.tree_leaf_count)."""
     kind = ann_kind(system.split("+", 1)[1])
     keys = kind.rule_settings_keys()
     # these enter only when set, so runs that keep their defaults keep their params
@@ -251,7 +227,8 @@ def rule_settings(search_section: dict, system: str) -> dict:
                 and (key not in UNLISTED_DEFAULTS or search_section[key] != UNLISTED_DEFAULTS[key])}
     keyed = {key: {kind.name: search_section[key][kind.name]} for key in kind.keyed_settings
              if kind.name in (search_section.get(key) or {})}
-    return canonical({**settings, **keyed})
+    tree = {TREE_LEAVES: tree_leaves} if kind.tree_lists and tree_leaves is not None else {}
+    return canonical({**settings, **keyed, **tree})
 
 
 def build_searcher(kind: str, emb: np.ndarray, **params) -> Searcher:
@@ -290,11 +267,3 @@ __all__ = ["KINDS", "AnnKind", "Searcher", "SearchResult", "ann_kind", "budgeted
            "kinds", "load_searcher", "log_grid", "register_kind", "rule_settings", "searches",
            "system_pattern"]
 
-
-def with_leaf_count_grid(search_section: dict, leaf_count: dict) -> dict:
-    """``search_section`` with ``ivf_nlist`` and ``scann_leaves`` set to the grid rule dev_leaf_count
-    swept (``leaf_count``: its JSON) where ``lists_from_leaf_count`` asks for it; else unchanged."""
-    if not search_section.get("lists_from_leaf_count"):
-        return search_section
-    grid = [int(n) for n in leaf_count["grid"]]
-    return {**search_section, **{key: grid for key in LIST_KEYS}}

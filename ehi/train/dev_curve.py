@@ -9,7 +9,7 @@ budget; a tree with no point that small scores 0 there, as in IVF's own tuning
 
 ``floor: kmeans`` adds a second candidate every epoch: a tree of the same shape set to the coarse
 centroids FAISS-IVF trains on the *current* encoder's corpus embedding (the pipeline's IVF builder
-and seed, :func:`ehi.model.tree_init.ivf_centroids`): for a one-level tree that is the k-means IVF
+and seed, :func:`ehi.core.ivf.ivf_centroids`): for a one-level tree that is the k-means IVF
 index with as many lists on the same encoder, leaf for leaf and in probe order. The
 epoch's candidate is whichever has the larger area (the trained tree on ties); the log records
 ``dev_floor_kmeans`` = 1 where the k-means tree was the better one, and selection keeps the epoch's
@@ -22,7 +22,8 @@ import numpy as np
 import torch
 
 from ehi.model.tree import TreeIndexer
-from ehi.model.tree_init import ivf_centroids, kmeans_init_
+from ehi.core.ivf import IVF_SEED, ivf_centroids
+from ehi.model.tree_init import kmeans_init_
 from ehi.model.tree_stats import leaf_size_stats, leaf_sizes
 from ehi.core.ranking import at_budget
 from ehi.core.work import tree_routing_units
@@ -67,7 +68,6 @@ def tree_curve(tree: TreeIndexer, q_emb: np.ndarray, doc_emb: np.ndarray, doc_le
     return out
 
 
-IVF_SEED = 1234  # ehi.search.faiss_ann.IVFSearcher.build's: the baseline's own partition
 
 
 def kmeans_tree(like: TreeIndexer, doc_emb: np.ndarray, seed: int = IVF_SEED) -> TreeIndexer:

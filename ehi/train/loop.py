@@ -34,7 +34,8 @@ from ehi.core.io import atomic_dir, write_json
 from ehi.data.dataset import Dataset
 from ehi.model.encoder import Encoder, pick_device
 from ehi.model.tree import TreeIndexer, check_leaves_fit
-from ehi.model.tree_init import ivf_centroids, kmeans_init_
+from ehi.core.ivf import ivf_centroids
+from ehi.model.tree_init import kmeans_init_
 from ehi.model.tree_stats import tree_diagnostics
 from ehi.train import distributed
 from ehi.train import progress as progress_lines

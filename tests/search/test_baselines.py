@@ -140,3 +140,18 @@ def test_scann_builds_are_identical_build_to_build(kind, toy):
     assert first.centers.tobytes() == second.centers.tobytes()
     for a, b in zip(first.search(toy[1], K, 3), second.search(toy[1], K, 3)):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_faiss_index_is_recorded_by_its_factory_string(kind, searchers):
+    """Every FAISS index names itself as FAISS would build it again (reverse_index_factory): the
+    string is recorded with its runs, and building it gives an index of the same structure."""
+    spelled = searchers[kind].faiss_index()
+    if kind.startswith("scann"):
+        assert spelled is None  # no FAISS index
+        return
+    assert spelled, kind
+    rebuilt = faiss.index_factory(DIM, spelled, faiss.METRIC_INNER_PRODUCT)
+    from faiss.contrib.factory_tools import reverse_index_factory
+
+    assert reverse_index_factory(rebuilt) == spelled

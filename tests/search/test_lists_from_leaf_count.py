@@ -2,7 +2,8 @@
 leaf count was chosen from, and the setting changes only the list-partitioning searches' params."""
 
 from ehi.search.config import SearchConfig
-from ehi.search.registry import rule_settings, with_leaf_count_grid
+from ehi.search.grids import with_leaf_count_grid
+from ehi.search.registry import rule_settings
 from ehi.search.tune import default_grid
 
 SEARCH = SearchConfig().to_dict()

@@ -16,6 +16,7 @@ from ehi.data.produced import produced_folders, produced_inputs
 from ehi.core.config import canonical
 from ehi.core.config_schema import variant_columns, variant_key_order
 from ehi.train.model_keys import model_settings
+from ehi.search.grids import tree_leaf_count
 from ehi.search.registry import ann_kind, rule_settings
 from ehi.evaluate.variant_systems import resolve as resolve_variant_systems
 from ehi.evaluate.seeds import setting_replicas, split_replica
@@ -140,8 +141,10 @@ def evaluation_settings(*keys):
 
 
 def search_settings(wildcards):
-    """The search keys one system reads (ehi.search.registry.rule_settings): `hnsw_M` reruns HNSW only."""
-    return rule_settings(config["search"], wildcards.system)
+    """The search keys one system reads (ehi.search.registry.rule_settings): `hnsw_M` reruns HNSW only.
+    A search whose lists are the tree's (ivf-lists) reads the variant's leaf count too."""
+    tree = tree_leaf_count({**config["train"], **variant_overrides(wildcards.variant)})
+    return rule_settings(config["search"], wildcards.system, tree)
 
 
 def variant_systems(variant):
@@ -177,7 +180,9 @@ def search_inputs(wildcards):
     inputs = {"data": DATA_FILES, "corpus": f"{emb}/corpus.npy", "queries": f"{emb}/queries.npy"}
     if ann_kind(method).from_index:  # a search of the trained tree index (EHI's tree), not of embeddings
         inputs["index"] = f"{R}/{wildcards.variant}/ehi/index"
-    if "lists_from_leaf_count" in search_settings(wildcards):  # the grid the tree's leaf count came from
+    settings = search_settings(wildcards)
+    # the grid the tree's leaf count came from, or that count itself (a search with the tree's lists)
+    if "lists_from_leaf_count" in settings or settings.get("tree_leaves") == "auto":
         inputs["leaf_count"] = LEAF_COUNT
     return inputs
 

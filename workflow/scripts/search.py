@@ -9,7 +9,7 @@ from ehi.data.dataset import Dataset
 from ehi.model.embed import load_array
 from ehi.evaluate.sweep import search_system
 from ehi.search.config import SearchConfig
-from ehi.search.registry import with_leaf_count_grid
+from ehi.search.grids import with_leaf_count_grid
 from ehi.core.io import write_table
 
 log = setup(snakemake)
@@ -25,5 +25,5 @@ run, qps = search_system(
                                                          if "leaf_count" in inp.keys() else {})),
     index_dir=inp.get("index"),
 )
-write_table(run, "run", snakemake.output.run)
+write_table(run, "run", snakemake.output.run, meta={"index": run.attrs.get("index", {})})
 write_table(qps, "qps", snakemake.output.qps)
