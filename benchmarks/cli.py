@@ -13,7 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 
-from ehi.core.io import git_commit, write_parquet
+from ehi.core.io import write_parquet
+from ehi.core.provenance import git_commit
 
 from benchmarks import build, data, export, report, search, stream, systems, training
 from benchmarks.settings import settings

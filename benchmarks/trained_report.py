@@ -3,8 +3,8 @@ the judgements, k-NN recall@10 against exact search), single-query p99 at equal 
 the Pareto figure (QPS against nDCG@10, and against k-NN recall@10 where the curves have it) and
 the Markdown tables, and the files a run writes (:func:`write_outputs`).
 
-A tree system is one whose method is ``tree`` or ``tree-pq`` (EHI's trained index); every other
-system is a peer, whichever encoder it is built on (``de+`` when the run trained DE, else ``ehi+``:
+A tree system is one whose method the registry marks as EHI's own search (``tree``, ``tree-pq``, or
+a plugin's tree: :func:`ehi.evaluate.roles.is_tree`); every other system is a peer, whichever encoder it is built on (``de+`` when the run trained DE, else ``ehi+``:
 the baselines on the vectors the tree routes).
 """
 
@@ -41,7 +41,12 @@ def method(system: str) -> str:
 
 
 def is_tree(system: str) -> bool:
-    return method(system) in ("tree", "tree-pq")
+    """EHI's trained index searched, as the registry says (the benchmark's own peers, such as
+    ``faiss-ivf-L288``, are no registry kinds: peers)."""
+    from ehi.evaluate.roles import is_tree as registry_tree
+    from ehi.search.registry import searches
+
+    return method(system) in searches() and registry_tree(system)
 
 
 def fastest_reaching(curve: pd.DataFrame, target: float, metric: str = "ndcg@10") -> pd.Series | None:
@@ -197,7 +202,7 @@ def write_outputs(curves: pd.DataFrame, out_dir: Path, title: str, note: str = "
     peers = [s for s in curves.system.unique() if not is_tree(s)]
     ivfs = [p for p in peers if method(p) == "faiss-ivf" or SAME_LISTS.fullmatch(method(p))]
     hnsw = next((p for p in peers if method(p) == "faiss-hnsw"), None)
-    trees = [s for s in curves.system.unique() if method(s) == "tree"]
+    trees = [s for s in curves.system.unique() if is_tree(s) and method(s) not in COMPRESSED]  # flat leaves
     frac = pd.concat([at_fraction(curves, t, ivf) for t in trees for ivf in ivfs] or [pd.DataFrame()],
                      ignore_index=True)
     with staged_files(out_dir) as staged:  # every file of the report replaced together, or none

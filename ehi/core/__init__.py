@@ -1,4 +1,5 @@
-"""What every stage stands on: ``io`` (atomic, schema-checked Parquet with provenance),
+"""What every stage stands on: ``io`` (atomic, schema-checked Parquet) and ``provenance`` (what made a
+result, and what a rerun of equal values leaves as it was),
 ``schemas`` (the data contracts), ``weights`` (checked safetensors loading), ``errors`` (errors a
 user can fix), ``config`` (typed-section base, canonical params), ``config_files``,
 ``config_schema`` and ``config_values`` (the config read and refused in one line), ``plugins``

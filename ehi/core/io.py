@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Iterator, Mapping
@@ -21,13 +20,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ehi import __version__
 from ehi.core.errors import DataError, one_line
+from ehi.core.provenance import PROVENANCE_KEY, identity, provenance
 from ehi.core.schemas import KEYED, OPTIONAL, schema
-from ehi.core.kernels import kernel_settings
-from ehi.core.versions import VERSIONS
-
-PROVENANCE_KEY = b"ehi.provenance"
 
 
 def _umask() -> int:
@@ -108,37 +103,6 @@ def staged_files(path: str | os.PathLike) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-CODE_PATHS = ("ehi", "workflow", "config", "Snakefile", "pyproject.toml")  # what makes results, in the checkout
-
-
-def git_commit() -> str:
-    """The newest commit of this checkout that changed the code making results (CODE_PATHS), or
-    ``unknown`` outside a git checkout. Not HEAD: results committed on their own would otherwise
-    never match the commit a fresh clone reruns them at, and every rerun would rewrite them."""
-    try:
-        out = subprocess.run(
-            ["git", "log", "-1", "--format=%H", "--", *CODE_PATHS],
-            cwd=Path(__file__).resolve().parents[2],
-            capture_output=True,
-            text=True,
-            timeout=5,
-        )
-        return out.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
-def provenance(**extra) -> dict:
-    """What made a result: package version, the implementation version of every stage
-    (:data:`ehi.core.versions.VERSIONS`), the CPU kernel settings in force (ehi.core.kernels; null
-    where a setting was left to the machine), plus whatever the caller adds (config, seed).
-
-    No git commit: a rerun at a later commit that gives the same values then writes the same bytes,
-    so a committed result shows as changed only when its values did (the commit a job ran at is in
-    its log, :func:`ehi.core.rule_script.setup`; the stage versions say which code made the values)."""
-    return {"ehi_version": __version__, "versions": dict(VERSIONS), "kernels": kernel_settings(), **extra}
-
-
 def cast_table(df: pd.DataFrame, kind: str, keep_extra: bool = False) -> pa.Table:
     """Cast ``df`` to the schema of ``kind``, naming the missing or unconvertible column on failure.
 
@@ -182,10 +146,37 @@ def write_parquet(table: pa.Table, path: str | os.PathLike, meta: Mapping | None
     For tables without a fixed schema (e.g. a training log); contract tables use :func:`write_table`.
     """
     info = provenance(**(meta or {}))
-    table = table.replace_schema_metadata({PROVENANCE_KEY: json.dumps(info, sort_keys=True, default=str).encode()})
+    return replace_parquet(table.replace_schema_metadata({PROVENANCE_KEY: json.dumps(info, sort_keys=True, default=str).encode()}),
+                           path)
+
+
+def replace_parquet(table: pa.Table, path: str | os.PathLike) -> Path:
+    """Write ``table`` (its metadata the provenance) to ``path`` atomically, unless the file there
+    holds the same values and the same provenance but its circumstances
+    (:data:`ehi.core.provenance.CIRCUMSTANCES`): then its bytes are
+    kept and only its modification time moves (Snakemake sees a fresh output, git no change)."""
+    path = Path(path)
+    if _same_values(table, path):
+        os.utime(path)
+        return path
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp)
-    return Path(path)
+    return path
+
+
+def _same_values(table: pa.Table, path: Path) -> bool:
+    if not path.is_file():
+        return False
+    try:
+        old = (pq.read_schema(path).metadata or {}).get(PROVENANCE_KEY)
+        new = (table.schema.metadata or {}).get(PROVENANCE_KEY)
+        if old is None or new is None or identity(old) != identity(new):
+            return False
+    except (pa.ArrowException, OSError, ValueError):  # unreadable or no provenance: rewritten
+        return False
+    again = pa.BufferOutputStream()  # the values written with the file's own provenance: its bytes if unchanged
+    pq.write_table(table.replace_schema_metadata({**table.schema.metadata, PROVENANCE_KEY: old}), again)
+    return again.getvalue().to_pybytes() == path.read_bytes()
 
 
 @contextlib.contextmanager

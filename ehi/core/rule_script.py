@@ -49,8 +49,8 @@ def setup(snakemake) -> logging.Logger:
     log = logging.getLogger(snakemake.rule)
     report_uncaught(log)
     from ehi import __version__
-    from ehi.core.io import git_commit
+    from ehi.core.provenance import git_commit
 
-    # the provenance the result files leave out (ehi.core.io.provenance): in the job's log
+    # the provenance the result files leave out (ehi.core.provenance): in the job's log
     log.info("ehi %s, code at git commit %s", __version__, git_commit())
     return log

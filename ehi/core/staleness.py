@@ -1,7 +1,7 @@
 """Which cached results were made by other stage versions than the code's.
 
 Every Parquet result carries the implementation versions of all stages at the time it was written
-(:func:`ehi.core.io.provenance`). A result is *stale* when a version its stage depends on
+(:func:`ehi.core.provenance.provenance`). A result is *stale* when a version its stage depends on
 (:func:`ehi.core.versions.upstream_versions`) differs from the current one, or when it carries no
 versions at all (written before they were stamped): then nothing says which code made it, and it
 is reported, never passed silently. Files of kinds outside the pipeline's stages (benchmarks,

@@ -3,7 +3,7 @@
 Snakemake cannot see code changes inside ``ehi/``. Bump a stage's number when its code changes
 results. ``workflow/rules/common.smk`` gives every rule of a stage the versions of that stage and
 of every stage before it as a param, so a bump reruns the stage and everything after it; every
-Parquet result is stamped with all of them (:func:`ehi.core.io.provenance`), so a result made by
+Parquet result is stamped with all of them (:func:`ehi.core.provenance.provenance`), so a result made by
 older code is recognisable (:mod:`ehi.core.staleness`).
 
 Kept free of heavy imports: the Snakefile imports it while it parses.

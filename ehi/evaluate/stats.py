@@ -25,6 +25,7 @@ import pandas as pd
 from scipy import stats
 
 from ehi.evaluate.metrics import GROUP, TARGETS, kmr_table, summarize
+from ehi.evaluate.roles import DE, EHI, exact_of, is_exact, main_tree
 from ehi.core.schemas import schema
 
 TESTS = ("t-test", "randomization")
@@ -110,8 +111,8 @@ def significance_table(per_query: pd.DataFrame, summary: pd.DataFrame, metric: s
     One row per (dataset, target, baseline, test): the schema's columns plus budget_a / budget_b
     (the mean fractions actually visited), effect_size, ci_low, ci_high, n_queries, n_permutations
     and seed. Comparisons where either system has no point under the target are left out.
-    For EHI's exact search against the DE's, call it with reference="ehi+exact",
-    baselines=["de+exact"], targets=(1.0,): a table (and a Holm family) of its own.
+    For EHI's exact search against the DE's, call it with EHI's exhaustive search as the reference,
+    the DE's as the one baseline and targets=(1.0,): a table (and a Holm family) of its own.
     """
     per_query = per_query[per_query.variant == variant]
     kmr = kmr_table(summary[summary.variant == variant], targets, metric)
@@ -133,31 +134,39 @@ def significance_table(per_query: pd.DataFrame, summary: pd.DataFrame, metric: s
 
 
 def significance_report(per_query: pd.DataFrame, metrics, targets=TARGETS, n_permutations: int = 10_000,
-                        seed: int = 0, alpha: float = 0.05, reference: str = "ehi+tree",
+                        seed: int = 0, alpha: float = 0.05, reference: str | None = None,
                         more_references: dict[str, str] | None = None) -> pd.DataFrame:
     """The paper's two questions for every metric, as one table with a ``family`` column.
 
-    ``budgets``: EHI's tree against every other trained system at each target budget (one Holm
-    family per metric and test); ``exact``: EHI's exact search against the DE's (a family of its
-    own). The untrained encoder (``pre+``) is a reference point, not a baseline, and is left out.
-    ``more_references`` ({system: "tree", "exact" or another role}, e.g. ``{"ehi-warm+tree": "tree"}``, the
-    variant systems of :mod:`ehi.evaluate.variant_systems`) asks the same question of each of those
-    systems, each in families of its own: the same tests as EHI's, never pooled with them.
+    ``budgets``: EHI's tree (``reference``; by default the EHI encoder's first tree search present,
+    :func:`ehi.evaluate.roles.main_tree`) against every other trained system at each target budget
+    (one Holm family per metric and test); ``exact``: EHI's exhaustive search against the DE's (a
+    family of its own). Which systems are trees and which are exact the registry says
+    (:mod:`ehi.evaluate.roles`), never their names. The untrained encoder (``pre+``) is a reference
+    point, not a baseline, and is left out. ``more_references`` ({system: "tree", "exact" or
+    another role}: the k-means-started tree's name mapped to "tree", say; the variant systems of
+    :mod:`ehi.evaluate.variant_systems`) asks the same question of each of those systems, each in
+    families of its own: the same tests as EHI's, never pooled with them.
     """
     summary = summarize(per_query)
     present = set(per_query.system)
     extra = set(more_references or {})
-    questions = [("budgets", reference, targets), ("exact", "ehi+exact", (1.0,))]
+    main = present - extra
+    reference = reference or main_tree(main)
+    ehi_exact, de_exact = exact_of(main, EHI), exact_of(main, DE)
+    questions = [("budgets", reference, targets)] if reference else []
+    questions += [("exact", ehi_exact, (1.0,))] if ehi_exact else []
+    asked = {"tree": ("budgets", targets), "exact": ("exact", (1.0,))}  # the question of each role
     for name, role in (more_references or {}).items():  # any other role: in the table, in no family
-        if role in ("tree", "exact"):
-            questions.append(("budgets", name, targets) if role == "tree" else ("exact", name, (1.0,)))
+        if role in asked:
+            questions.append((asked[role][0], name, asked[role][1]))
     frames = []
     for metric in metrics:
         for family, ref, tgts in questions:
             if family == "budgets":  # the paper's systems; a variant system also against EHI's own tree
                 others = sorted(s for s in present if s != ref and not s.startswith("pre+") and s not in extra)
             else:
-                others = ["de+exact"]
+                others = [de_exact] if de_exact else []
             if ref not in present or not set(others) & present:
                 continue
             table = significance_table(per_query, summary, metric, ref, [s for s in others if s != ref], tgts,
@@ -173,9 +182,10 @@ def ablation_significance(per_query: pd.DataFrame, ablations: dict[str, list[str
                           confidence: float = 0.95, searches=None) -> pd.DataFrame:
     """Each ablation variant against the main setting, paired over queries.
 
-    ``searches``: (system, the fraction of documents it is read at) of each compared search, by
-    default EHI's tree at its KMR point under ``budget`` and EHI's exact search (``system_a`` /
-    ``system_b`` are the same system, ``variant`` vs ``main``). Holm's correction
+    ``searches``: (system, the fraction of documents it is read at) of each compared search (the
+    config's ablation_systems, :func:`ehi.report.tables.ablation_searches`); by default every system
+    in ``per_query``, a budgeted one at its KMR point under ``budget`` and an exhaustive one at 1.0
+    (the registry says which). ``system_a`` / ``system_b`` are the same system, ``variant`` vs ``main``. Holm's correction
     runs over one ablation's comparisons (every variant x search) for each metric and test: one
     family is one ablation table's column of p-values. Variants without per-query results are skipped.
     """
@@ -186,7 +196,7 @@ def ablation_significance(per_query: pd.DataFrame, ablations: dict[str, list[str
     if "main" not in run:
         return pd.DataFrame()
     kmrs = {metric: kmr_table(summary, [budget, 1.0], metric) for metric in metrics}  # once per metric
-    searches = searches or (("ehi+tree", budget), ("ehi+exact", 1.0))
+    searches = searches or [(s, 1.0 if is_exact(s) else budget) for s in sorted(set(per_query.system))]
     records = []
     for name, variants in ablations.items():
         for metric, kmr in kmrs.items():

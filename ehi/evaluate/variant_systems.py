@@ -78,10 +78,9 @@ def with_variant_systems(main: pd.DataFrame, sources) -> pd.DataFrame:
 
 
 def significance_role(spec: VariantSystem) -> str:
-    """How :func:`ehi.evaluate.stats.significance_report` treats it: EHI's own search (a registry
-    kind marked ``ehi_search``: the tree, plain or PQ) is asked the tree's question, an exact search
-    the exact one, anything else is a baseline of neither."""
-    from ehi.search.registry import ann_kind
+    """How :func:`ehi.evaluate.stats.significance_report` treats it, as the registry reads its
+    search (:func:`ehi.evaluate.roles.role`): EHI's own search (the tree, plain or PQ) is asked the
+    tree's question, an exhaustive search the exact one, anything else is a baseline of neither."""
+    from ehi.evaluate.roles import role
 
-    search = spec.system.split("+", 1)[1]
-    return "tree" if ann_kind(search).ehi_search else "exact" if search == "exact" else "baseline"
+    return role(spec.system)

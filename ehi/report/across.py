@@ -21,6 +21,7 @@ import pandas as pd
 
 from ehi.core.io import atomic_path, read_table
 from ehi.evaluate.metrics import kmr_table
+from ehi.evaluate.roles import main_tree
 from ehi.evaluate.seeds import kmr_over_seeds
 from ehi.evaluate.variant_systems import parse as parse_variant_systems, with_variant_systems
 from ehi.report import figures as draw
@@ -30,7 +31,6 @@ from ehi.report.styles import is_ehi_search
 
 METRICS = ("ndcg@10", "recall@100")
 BUDGETS = {0.05: "<=5%", 0.1: "<=10%", 1.0: "exact"}
-TREE = "ehi+tree"  # the system the table is about
 TEST = "randomization"  # whose Holm-adjusted p-value marks the comparison
 CURVE_TARGETS = (0.01, 0.02, 0.05, 0.1, 0.2, 1.0)  # the seed-mean curve's points (the KMR table's budgets)
 
@@ -71,7 +71,7 @@ def _cell(value: float, sd: float):
     return f"{value:.3f} ± {sd:.3f}"
 
 
-def tree_vs_best_peer(sig: pd.DataFrame, metric: str, budget: float, tree: str = TREE) -> str:
+def tree_vs_best_peer(sig: pd.DataFrame, metric: str, budget: float, tree: str) -> str:
     """'delta vs peer (p_adj p) *' for the peer (not another tree) with the highest mean in the
     dataset's own tests of ``tree`` at ``budget``; '*' = significant there, '(within seed spread)' =
     over seeds, a difference no larger than a side's sd; '–' where the table has no such test."""
@@ -86,15 +86,18 @@ def tree_vs_best_peer(sig: pd.DataFrame, metric: str, budget: float, tree: str =
 
 
 def system_order(summaries) -> list[str]:
-    """EHI's tree first, then every other system of any dataset, alphabetically."""
+    """EHI's tree (:func:`ehi.evaluate.roles.main_tree`) first, then every other system of any
+    dataset, alphabetically."""
     systems = sorted({s for summary in summaries for s in summary.system.unique()})
-    return sorted(systems, key=lambda s: (s != TREE, s))
+    tree = main_tree(systems)
+    return sorted(systems, key=lambda s: (s != tree, s))
 
 
 def across_table(results: dict[str, tuple[pd.DataFrame, pd.DataFrame]], metrics=METRICS, budgets=BUDGETS) -> pd.DataFrame:
     """A row per dataset; per metric and budget, every system's value and EHI's tree vs the best peer."""
     systems = system_order(summary for summary, _ in results.values())
     trees = [s for s in systems if is_ehi_search(s)]  # EHI's tree and each variant tree beside it (the registry's)
+    main = main_tree(systems)  # the table's own tree: its rows are "tree vs best peer"
     rows = []
     for name, (summary, sig) in results.items():
         row = {"dataset": name, "test queries": int(sig.n_queries.max()) if "n_queries" in sig and len(sig) else np.nan}
@@ -108,7 +111,7 @@ def across_table(results: dict[str, tuple[pd.DataFrame, pd.DataFrame]], metrics=
                     row[f"{metric} {label} {system}"] = (_cell(at.value[system], at.sd[system]) if system in at.index
                                                          else np.nan)
                 for tree in trees:
-                    column = "tree" if tree == TREE else tree
+                    column = "tree" if tree == main else tree
                     row[f"{metric} {label} {column} vs best peer"] = tree_vs_best_peer(sig, metric, budget, tree)
         rows.append(row)
     table = pd.DataFrame(rows)

@@ -17,12 +17,12 @@ from ehi.core.io import atomic_path
 from ehi.model.tree_stats import leaf_health
 from ehi.report.latex import table_tex
 from ehi.report.styles import (is_ehi_search, label as system_label, note_beyond, note_variants, percent_axis,
-                               style)
+                               style, tree_colour)
 
 plt.switch_backend("Agg")  # files only, no display (pyplot picks its backend lazily, so this is in time)
 
 # the training figure's models, in the colours of their own search in the KMR figures
-ENCODER_COLOURS = {"ehi": style("ehi+tree")["color"], "de": style("de+exact")["color"]}
+ENCODER_COLOURS = {"ehi": tree_colour(), "de": style("de+exact")["color"]}
 TABLE_BUDGETS = (0.01, 0.02, 0.05, 0.1, 0.2)  # the KMR table's columns, marked on its figures
 
 
@@ -154,7 +154,7 @@ def plot_leaf_sizes(sizes_by_model: dict[str, np.ndarray], path: str | os.PathLi
         ax.axis("off")
     for ax, (name, sizes) in zip(axes.ravel(), sizes_by_model.items()):
         sizes = np.asarray(sizes)
-        ax.hist(sizes, bins=min(40, max(len(sizes) // 2, 5)), color=style("ehi+tree")["color"], alpha=0.8)
+        ax.hist(sizes, bins=min(40, max(len(sizes) // 2, 5)), color=tree_colour(), alpha=0.8)
         ax.axvline(sizes.mean(), color="k", linestyle="--", label=f"mean {sizes.mean():.1f}")
         status = leaf_health(sizes)[0]
         ax.set_title(f"{(names or {}).get(name, name)}\n{len(sizes)} leaves, {int((sizes == 0).sum())} empty"
@@ -278,11 +278,11 @@ def plot_ablation(table: pd.DataFrame, value_cols: list[str], path: str | os.Pat
                 ax.plot(interval, [y, y], color="0.45", linewidth=2, solid_capstyle="butt")
                 spans.append(np.asarray(interval))
             if np.isfinite(v):
-                ax.plot([v], [y], "o", color=style("ehi+tree")["color"] if main else "0.25", markersize=7 if main else 5)
+                ax.plot([v], [y], "o", color=tree_colour() if main else "0.25", markersize=7 if main else 5)
                 ax.annotate(f"{v:.3f}", (v, y), xytext=(0, 6), textcoords="offset points", ha="center", fontsize=7)
         main_values = table.loc[table.variant == "main", col]
         if len(main_values) and np.isfinite(main_values.iloc[0]):
-            ax.axvline(main_values.iloc[0], color=style("ehi+tree")["color"], linewidth=0.8, linestyle="--")
+            ax.axvline(main_values.iloc[0], color=tree_colour(), linewidth=0.8, linestyle="--")
         finite = np.concatenate(spans)
         if finite.size:
             lo, hi = finite.min(), finite.max()

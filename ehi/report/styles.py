@@ -84,6 +84,13 @@ def is_ehi_search(system: str) -> bool:
     return encoder.split("-")[0] == "ehi" and kind is not None and kind.ehi_search
 
 
+def tree_colour(encoder: str = "ehi") -> str:
+    """The colour of ``encoder``'s tree: the first registry entry marked as EHI's own search."""
+    from ehi.search.registry import entries
+
+    return next(k.colour_of(encoder) for k in entries(plugins=False) if k.ehi_search and k.colour_of(encoder))
+
+
 def colour(system: str) -> str:
     encoder, _, search = system.partition("+")
     kind = _kind(search)

@@ -1,13 +1,18 @@
 """Every table and figure of one dataset, from the cached Parquet files under ``results/<dataset>/``.
 
-Layout read here (written by the workflow): ``<variant>/summary.parquet``, ``<variant>/leaves.parquet``,
-``<variant>/train_log/<model>.parquet``, ``<variant>/timings/*.parquet``, ``significance.parquet``.
+Read here: the files rule ``tables`` declares as its inputs (:class:`ReportInputs`: each variant's
+``summary.parquet``, ``leaves.parquet`` and ``train_log/<model>.parquet``, the ablation systems'
+``per_query/<system>.parquet``, ``significance.parquet``), and the timings a run leaves beside them
+(``<variant>/timings/*.parquet``: never committed, so no input; a table without them says so).
+Which systems the ablation tables compare is the config's ``ablation_systems``, and which of those
+are read at a budget the registry says (:func:`ehi.search.registry.budgeted`), never their names.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -29,10 +34,9 @@ from ehi.report.train_log import train_log_table
 log = logging.getLogger(__name__)
 
 ABLATION_BUDGET = 0.1  # ablations compare a budgeted search (EHI's tree) at this fraction of documents scored
-ABLATION_SYSTEMS = ("ehi+tree", "ehi+exact")  # what an ablation table compares unless ablation_systems says
 
 
-def ablation_searches(systems=ABLATION_SYSTEMS) -> list[tuple[str, str, float]]:
+def ablation_searches(systems) -> list[tuple[str, str, float]]:
     """(system, its label, the fraction of documents it is read at) of each ablation system: a
     budgeted search (the registry says which) at ABLATION_BUDGET, an exhaustive one at 1.0; the label
     is its search kind ("tree", "tree-pq", "exact")."""
@@ -82,9 +86,9 @@ def tree_warnings(leaves: dict[str, pd.DataFrame], names: dict[str, str] | None 
 
 
 def ablation_table(summaries: dict[str, pd.DataFrame], ablations: dict[str, list[str]], metrics,
-                   systems=ABLATION_SYSTEMS) -> pd.DataFrame:
-    """Each ablation system (EHI's tree at ABLATION_BUDGET and its exact search by default), per
-    ablation variant (main included)."""
+                   systems) -> pd.DataFrame:
+    """Each ablation system (config ablation_systems: a budgeted search at ABLATION_BUDGET, an
+    exhaustive one at its full value), per ablation variant (main included)."""
     rows = []
     for name, variants in ablations.items():
         for variant in ["main", *variants]:
@@ -104,14 +108,7 @@ def ablation_table(summaries: dict[str, pd.DataFrame], ablations: dict[str, list
     return pd.DataFrame(rows)
 
 
-def ablation_per_query(results: Path, variants, systems=ABLATION_SYSTEMS) -> pd.DataFrame:
-    """Per-query metrics of each ablation system in each variant (main and the ablations')."""
-    paths = [results / v / "per_query" / f"{system}.parquet" for v in variants for system in systems]
-    frames = [read_table(p, "per_query") for p in paths if p.exists()]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-
-
-def ablation_significance_table(sig: pd.DataFrame, systems=ABLATION_SYSTEMS) -> pd.DataFrame:
+def ablation_significance_table(sig: pd.DataFrame, systems) -> pd.DataFrame:
     """One row per (ablation, variant, search, metric): main vs variant and both Holm-adjusted p-values."""
     if sig.empty:
         return pd.DataFrame(columns=["ablation", "variant", "search", "metric", "main", "variant value", "delta"])
@@ -128,10 +125,12 @@ def ablation_significance_table(sig: pd.DataFrame, systems=ABLATION_SYSTEMS) -> 
     return table
 
 
-def timings_table(results: Path, variants) -> pd.DataFrame:
+def timings_table(results: Path, logs: dict[str, list[Path]], variants) -> pd.DataFrame:
+    """Wall-clock seconds: each training log's (``logs``: {variant: its logs}) and the timings a run
+    left under ``results/<variant>/timings/`` (not committed, so no rule input)."""
     rows = []
     for variant in variants:
-        for path in sorted((results / variant / "train_log").glob("*.parquet")):
+        for path in logs.get(variant, []):
             log = read_table(path)
             if "seconds" not in log:  # results' logs leave wall clock out (it is in logs/.../benchmarks/)
                 continue
@@ -144,40 +143,86 @@ def timings_table(results: Path, variants) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def build_report(results_dir: str | os.PathLike, dataset: str, variants, ablations: dict[str, list[str]],
-                 metrics, targets, tables_dir: str | os.PathLike, figures_dir: str | os.PathLike,
-                 n_permutations: int = 10_000, seed: int = 0, alpha: float = 0.05,
-                 variant_systems: dict[str, str] | None = None, seed_replicas: dict[str, list[str]] | None = None,
-                 main_seed: int = 0, ablation_systems=ABLATION_SYSTEMS) -> None:
-    """``variant_systems``: evaluation.variant_systems ({name: "<variant>/<system>"}), shown in the
-    main KMR table and figures beside the main setting's systems. ``seed_replicas`` ({variant: its
-    seed replicas}, ehi.evaluate.seeds; empty for one seed): the KMR table shows mean ± sd over seeds,
-    with the long table (mean, sd, min, max) and a figure of its own. ``ablation_systems``: the
-    searches the ablation tables compare (config ablation_systems).
+@dataclass(frozen=True)
+class ReportInputs:
+    """Rule tables' declared inputs: the report reads these files, found nowhere else."""
+
+    significance: Path  # results/<dataset>/significance.parquet: its folder is the dataset's results
+    summaries: tuple[Path, ...] = ()  # <variant>/summary.parquet, seed replicas' included
+    train_logs: tuple[Path, ...] = ()  # <variant>/train_log/<model>.parquet
+    leaves: tuple[Path, ...] = ()  # <variant>/leaves.parquet of each variant that searches its tree
+    ablation_per_query: tuple[Path, ...] = ()  # <variant>/per_query/<ablation system>.parquet
+
+    @property
+    def results(self) -> Path:
+        return Path(self.significance).parent
+
+    def by_variant(self, paths, depth: int) -> dict[str, list[Path]]:
+        """{variant: its paths}, the variant being the folder ``depth`` levels above a file."""
+        out: dict[str, list[Path]] = {}
+        for path in map(Path, paths):
+            out.setdefault(path.parents[depth - 1].relative_to(self.results).as_posix(), []).append(path)
+        return out
+
+    @classmethod
+    def of_results(cls, results: str | os.PathLike, variants, ablation_systems) -> "ReportInputs":
+        """The inputs rule tables would declare over a results folder, for a report outside the workflow."""
+        results = Path(results)
+        there = lambda paths: tuple(p for p in paths if p.exists())  # noqa: E731
+        return cls(results / "significance.parquet", there(results / v / "summary.parquet" for v in variants),
+                   tuple(p for v in variants for p in sorted((results / v / "train_log").glob("*.parquet"))),
+                   there(results / v / "leaves.parquet" for v in variants),
+                   there(results / v / "per_query" / f"{s}.parquet" for v in variants for s in ablation_systems))
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    """Rule tables' params. ``variant_systems``: evaluation.variant_systems ({name:
+    "<variant>/<system>"}), shown in the main KMR table and figures beside the main setting's
+    systems. ``seed_replicas`` ({variant: its seed replicas}, ehi.evaluate.seeds; empty for one
+    seed): the KMR table shows mean ± sd over seeds, with the long table (mean, sd, min, max) and a
+    figure of its own. ``ablation_systems``: the searches the ablation tables compare."""
+
+    dataset: str
+    variants: tuple[str, ...]
+    ablations: dict
+    metrics: tuple[str, ...]
+    targets: tuple[float, ...]
+    ablation_systems: tuple[str, ...]
+    n_permutations: int = 10_000
+    seed: int = 0
+    alpha: float = 0.05
+    variant_systems: dict = field(default_factory=dict)
+    seed_replicas: dict = field(default_factory=dict)
+    main_seed: int = 0
+
+
+def build_report(inputs: ReportInputs, settings: ReportSettings, tables_dir: str | os.PathLike,
+                 figures_dir: str | os.PathLike) -> None:
+    """Every table and figure of one dataset from ``inputs`` (rule tables' inputs) as ``settings``
+    (its params) ask.
 
     Everything renders into temporary folders first and moves into place only once the whole set
     did: a result that cannot be read leaves the previous tables and figures as they were."""
     with atomic_dir(figures_dir) as figures, staged_files(tables_dir) as tables:
-        _render(Path(results_dir), dataset, variants, ablations, metrics, targets, tables, figures,
-                n_permutations, seed, alpha, variant_systems, seed_replicas, main_seed, tuple(ablation_systems))
+        _render(inputs, settings, tables, figures)
 
 
-def _render(results: Path, dataset: str, variants, ablations, metrics, targets, tables: Path, figures: Path,
-            n_permutations, seed, alpha, variant_systems, seed_replicas, main_seed, ablation_systems) -> None:
-    summaries = {v: check_summary_values(read_table(results / v / "summary.parquet", "summary"),
-                                         results / v / "summary.parquet", dataset)
-                 for v in variants if (results / v / "summary.parquet").exists()}
-    specs = parse_variant_systems(variant_systems)
-    main = with_variant_systems(summaries["main"], [(s, summaries[s.variant]) for s in specs if s.variant in summaries])
-    leaves = {v: read_table(results / v / "leaves.parquet", "leaves") for v in variants
-              if (results / v / "leaves.parquet").exists()}
+def _render(inputs: ReportInputs, s: ReportSettings, tables: Path, figures: Path) -> None:
+    results, dataset, ablations, metrics, targets = inputs.results, s.dataset, s.ablations, s.metrics, s.targets
+    summary_of = {v: paths[0] for v, paths in inputs.by_variant(inputs.summaries, 1).items()}
+    summaries = {v: check_summary_values(read_table(summary_of[v], "summary"), summary_of[v], dataset)
+                 for v in s.variants if v in summary_of}
+    specs = parse_variant_systems(s.variant_systems)
+    main = with_variant_systems(summaries["main"], [(x, summaries[x.variant]) for x in specs if x.variant in summaries])
+    leaves = {v: read_table(paths[0], "leaves") for v, paths in inputs.by_variant(inputs.leaves, 1).items()}
     names = variant_names(ablations)  # the figures' names of the variants; their paths in a footnote
     warnings = tree_warnings(leaves, names)  # a degenerate tree is flagged wherever its numbers appear
     for line in warnings.values():
         log.warning(line)
     caption = f"{dataset}: metric at the largest budget not above each fraction of documents scored."
-    if seed_replicas:
-        wide, long = kmr_over_seeds_wide(seeded_main_summary(results, seed_replicas, specs, main_seed), metrics, targets)
+    if s.seed_replicas:
+        wide, long = kmr_over_seeds_wide(seeded_main_summary(results, s.seed_replicas, specs, s.main_seed), metrics, targets)
         caption += " Mean ± sd over training seeds (each seed at its own largest point not above the budget)."
         draw.render_table(long, tables / f"{dataset}_kmr_seeds", caption=f"{dataset}: KMR over training seeds")
         for metric in metrics:
@@ -188,34 +233,43 @@ def _render(results: Path, dataset: str, variants, ablations, metrics, targets, 
     draw.render_table(wide, tables / f"{dataset}_kmr", caption=caption, note=warnings.get("main", ""))
     for metric in metrics:
         draw.plot_kmr(main, metric, figures / f"kmr_{metric.replace('@', '_at_')}.png", title=f"{dataset}: {metric}")
-    sig = read_table(results / "significance.parquet")
+    sig = read_table(inputs.significance)
     render_significance(sig, tables / f"{dataset}_significance", caption=f"{dataset}: paired significance tests, Holm-adjusted")
     draw.render_table(leaf_balance(leaves), tables / f"{dataset}_leaf_balance",
                        caption=f"{dataset}: documents per leaf.", note=" ".join(warnings.values()))
     draw.plot_leaf_sizes({v: df["size"].to_numpy() for v, df in leaves.items()}, figures / "leaf_sizes.png",
                          title=f"{dataset}: documents per leaf", names=names)
-    abl = ablation_table(summaries, ablations, metrics, ablation_systems)  # every metric; the figure shows the first
+    _render_ablations(inputs, s, summaries, names, tables, figures)
+    logs = inputs.by_variant(inputs.train_logs, 2)
+    draw.render_table(timings_table(results, logs, s.variants), tables / f"{dataset}_timings",
+                      caption=f"{dataset}: wall-clock seconds per stage", floatfmt=".1f",
+                      empty=f"No timings in these results: a pipeline run writes them under results/{dataset}/"
+                            "<variant>/timings/, which are not committed (they change with the machine's load).")
+    main_logs = {p.stem: read_table(p) for p in sorted(logs.get("main", []))}
+    if main_logs:  # results copied without their training logs still render everything else
+        draw.plot_training(main_logs, figures / "training.png", title=f"{dataset}: training")
+        draw.render_table(train_log_table(main_logs), tables / f"{dataset}_train_log",
+                          caption=f"{dataset}: every training epoch on dev, its leaf balance and the epoch kept")
+
+
+def _render_ablations(inputs: ReportInputs, s: ReportSettings, summaries, names, tables: Path, figures: Path) -> None:
+    """The ablation table, its figures and its significance table over the config's ablation systems."""
+    dataset, ablations, systems = s.dataset, s.ablations, tuple(s.ablation_systems)
+    abl = ablation_table(summaries, ablations, s.metrics, systems)  # every metric; the figure shows the first
     draw.render_table(abl, tables / f"{dataset}_ablations", caption=f"{dataset}: ablations of EHI",
                       empty="This config has no ablations.")
-    per_query = ablation_per_query(results, variants, ablation_systems) if ablations else pd.DataFrame()
-    sig = ablation_significance(per_query, ablations, metrics, ABLATION_BUDGET, n_permutations=n_permutations,
-                                seed=seed, alpha=alpha, searches=[(s, t) for s, _, t in ablation_searches(ablation_systems)])
+    frames = [read_table(p, "per_query") for p in inputs.ablation_per_query] if ablations else []
+    per_query = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    sig = ablation_significance(per_query, ablations, s.metrics, ABLATION_BUDGET, n_permutations=s.n_permutations,
+                                seed=s.seed, alpha=s.alpha, searches=[(x, t) for x, _, t in ablation_searches(systems)])
     for name in ablations:  # each variant with its interval against the main setting
         rows = abl[abl.ablation == name]
         draw.plot_ablation(rows, list(rows.columns[2:4]), figures / f"ablation_{name}.png",
                            title=f"{dataset}: ablation {name}", sig=sig[sig.ablation == name] if len(sig) else None,
                            names=names)
-    draw.render_table(ablation_significance_table(sig, ablation_systems), tables / f"{dataset}_ablation_significance",
+    draw.render_table(ablation_significance_table(sig, systems), tables / f"{dataset}_ablation_significance",
                        caption=f"{dataset}: each ablation variant against the main setting, paired over queries "
                                f"(EHI's tree at <= {_pct(ABLATION_BUDGET)} of documents scored, and exact search); "
                                "p-values Holm-adjusted over one ablation's variants and searches per metric and test; "
-                               f"'significant': randomization test, adjusted p < {alpha}",
+                               f"'significant': randomization test, adjusted p < {s.alpha}",
                       empty="This config has no ablations." if not ablations else "No ablation variant has results yet.")
-    draw.render_table(timings_table(results, variants), tables / f"{dataset}_timings", caption=f"{dataset}: wall-clock seconds per stage",
-                      floatfmt=".1f", empty=f"No timings in these results: a pipeline run writes them under results/{dataset}/"
-                                            "<variant>/timings/, which are not committed (they change with the machine's load).")
-    logs = {p.stem: read_table(p) for p in sorted((results / "main" / "train_log").glob("*.parquet"))}
-    if logs:  # results copied without their training logs still render everything else
-        draw.plot_training(logs, figures / "training.png", title=f"{dataset}: training")
-        draw.render_table(train_log_table(logs), tables / f"{dataset}_train_log",
-                          caption=f"{dataset}: every training epoch on dev, its leaf balance and the epoch kept")

@@ -7,8 +7,9 @@ Light to import (no torch): the Snakefile reads the fields while it parses.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 
+from ehi.core.config import Section
 from ehi.core.errors import ConfigError
 from ehi.train.losses.names import siamese_loss_names
 
@@ -26,9 +27,13 @@ def shared(default):
     return field(default=default, metadata={READS: "shared"})
 
 
-@dataclass
-class TrainConfig:
-    """Every hyper-parameter of a training run; mirrors the ``train`` section of the config."""
+@dataclass(frozen=True)
+class TrainConfig(Section):
+    """Every hyper-parameter of a training run; mirrors the ``train`` section of the config. Built
+    from a dict (:meth:`~ehi.core.config.Section.from_dict`), an unknown key or a value of the wrong
+    type is refused in one line naming the key, as in every section; the ranges below likewise."""
+
+    section = "train"
 
     epochs: int = shared(5)
     batch_size: int = shared(64)
@@ -158,21 +163,21 @@ class TrainConfig:
             "neighbour_k >= 1": self.neighbour_k >= 1,
             "neighbour_anchors >= 2": self.neighbour_anchors >= 2,
             "neighbour_temperature > 0": self.neighbour_temperature > 0,
+            "lr_encoder >= 0": self.lr_encoder >= 0, "lr_indexer >= 0": self.lr_indexer >= 0,
+            "weight_decay >= 0": self.weight_decay >= 0, "grad_clip >= 0": self.grad_clip >= 0,
+            "lambda_siamese, lambda_indexing, lambda_intra_leaf >= 0":
+                min(self.lambda_siamese, self.lambda_indexing, self.lambda_intra_leaf) >= 0,
+            "margin, margin_indexing >= 0": min(self.margin, self.margin_indexing) >= 0,
+            "temperature > 0": self.temperature > 0, "hard_negative_pool >= 1": self.hard_negative_pool >= 1,
+            "0 <= seed <= 2**30": 0 <= self.seed <= 2 ** 30, "max_length >= 1": self.max_length >= 1,
+            "encode_batch_size >= 1": self.encode_batch_size >= 1,
+            "indexer_steps_lr > 0": self.indexer_steps_lr > 0, "indexer_steps_batch >= 1": self.indexer_steps_batch >= 1,
+            "indexer_hidden null or >= 1": self.indexer_hidden is None or self.indexer_hidden >= 1,
+            "diagnostic_beam null or >= 1": self.diagnostic_beam is None or self.diagnostic_beam >= 1,
         }
         bad = [rule for rule, ok in checks.items() if not ok]
         if bad:
-            raise ConfigError(f"invalid TrainConfig: need {', '.join(bad)}")
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "TrainConfig":
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise ConfigError(f"unknown TrainConfig key(s) {unknown}; known: {sorted(known)}")
-        return cls(**d)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+            raise ConfigError(f"train: need {', '.join(bad)}")
 
     @property
     def n_negatives(self) -> int:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -46,6 +47,7 @@ import torch.distributed as dist
 from torch import nn
 
 from ehi.model.tree import TreeOutput
+from ehi.train.grad_cache import encode_in_chunks
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +176,8 @@ def gather_array(local: np.ndarray, n_total: int, ctx: Context, device: torch.de
 
 
 class Towers(nn.Module):
-    """Encoder and tree as one module, so that DistributedDataParallel sees one forward per step.
+    """Encoder and tree as one module, so that DistributedDataParallel sees one forward per step;
+    one process runs it unwrapped (ehi.train.step: one forward path for both).
 
     ``forward`` returns exactly the outputs the loss will use: the trees carry a graph only when
     ``tree_grad`` (L_indexing on); otherwise they are computed without one, as their leaves feed
@@ -182,22 +185,25 @@ class Towers(nn.Module):
     DDP wait for gradients that never come.
     """
 
-    def __init__(self, encoder: nn.Module, indexer: nn.Module | None):
+    def __init__(self, encoder: nn.Module, indexer: nn.Module | None, grad_cache_chunk: int = 0):
         super().__init__()
         self.encoder = encoder
         self.indexer = indexer
+        self.chunk = grad_cache_chunk  # train.grad_cache_chunk: texts per recomputed micro-batch (0: off)
 
-    def forward(self, query_texts: list[str], doc_texts: list[str], n_queries: int, n_docs: int,
-                tree_grad: bool, extra_emb: torch.Tensor | None = None):
-        # a rank whose share is empty still runs the encoder (on a stand-in text) so that every rank
+    def forward(self, data, q_rows, doc_rows, n_queries: int, n_docs: int, tree_grad: bool,
+                extra_emb: torch.Tensor | None = None):
+        """``data``: the split's texts and frozen-layer caches (a TrainData), ``q_rows``/``doc_rows``
+        this rank's rows of them."""
+        # a rank whose share is empty still runs the encoder (on a stand-in row) so that every rank
         # takes part in DDP's gradient reduction; the [:0] slice keeps the graph and adds no rows
-        q = self.encoder(query_texts)[:n_queries]  # (n_r, d)
-        d = self.encoder(doc_texts)[:n_docs]  # (m_r, d)
+        q = encode_in_chunks(self.encoder, data.query_texts, data.query_layers, q_rows, self.chunk)[:n_queries]  # (n_r, d)
+        d = encode_in_chunks(self.encoder, data.doc_texts, data.doc_layers, doc_rows, self.chunk)[:n_docs]  # (m_r, d)
         q_tree = d_tree = extra_tree = None
         if self.indexer is not None:
             with torch.set_grad_enabled(tree_grad and torch.is_grad_enabled()):
                 q_tree, d_tree = self.indexer(q), self.indexer(d)
-            if extra_emb is not None:  # L_neighbour: outside autocast, as in one process
+            if extra_emb is not None:  # L_neighbour: outside autocast
                 with torch.autocast(extra_emb.device.type, enabled=False):
                     extra_tree = self.indexer(extra_emb)
         return q, d, q_tree, d_tree, extra_tree
@@ -212,7 +218,8 @@ def unreachable_parameters(encoder: nn.Module, indexer: nn.Module | None, tree_u
     """Parameters no loss can reach: a Hugging Face model may carry some (BERT's pooler), and the
     tree is one when L_indexing and L_neighbour are off. Found by one tiny forward and backward."""
     towers = Towers(encoder, indexer if tree_used else None)
-    q, d, q_tree, d_tree, _ = towers(["probe"], ["probe"], 1, 1, tree_grad=True)
+    probe = SimpleNamespace(query_texts=["probe"], doc_texts=["probe"], query_layers=None, doc_layers=None)
+    q, d, q_tree, d_tree, _ = towers(probe, [0], [0], 1, 1, tree_grad=True)
     (q.sum() + d.sum() + (q_tree.frontier.sum() if q_tree is not None else 0)).backward()
     named = [*encoder.named_parameters(), *((f"tree.{k}", p) for k, p in (indexer.named_parameters() if indexer else []))]
     unused = [name for name, p in named if p.requires_grad and p.grad is None]
@@ -221,7 +228,8 @@ def unreachable_parameters(encoder: nn.Module, indexer: nn.Module | None, tree_u
     return unused
 
 
-def wrap(encoder: nn.Module, indexer: nn.Module | None, device: torch.device, tree_used: bool) -> nn.Module:
+def wrap(encoder: nn.Module, indexer: nn.Module | None, device: torch.device, tree_used: bool,
+         grad_cache_chunk: int = 0) -> nn.Module:
     """Towers under DistributedDataParallel. Unreachable parameters keep ``grad = None``, as in one
     process, so AdamW skips them alike; DDP's search for them (a graph traversal every step) is
     switched on only when there are some."""
@@ -232,4 +240,5 @@ def wrap(encoder: nn.Module, indexer: nn.Module | None, device: torch.device, tr
         log.info("%d parameter tensors get no gradient (e.g. %s): DDP looks for unused parameters",
                  len(unused), unused[0])
     ids = [device.index] if device.type == "cuda" else None
-    return DistributedDataParallel(Towers(encoder, indexer), device_ids=ids, find_unused_parameters=bool(unused))
+    return DistributedDataParallel(Towers(encoder, indexer, grad_cache_chunk), device_ids=ids,
+                                   find_unused_parameters=bool(unused))

@@ -84,7 +84,7 @@ class Trainer:
     sched: torch.optim.lr_scheduler.LRScheduler
     cfg: TrainConfig
     device: torch.device
-    towers: object | None = None  # several processes: the DDP-wrapped towers (ehi.train.distributed)
+    towers: object | None = None  # encoder and tree as one forward (ehi.train.distributed.Towers; DDP-wrapped under several processes)
     updates: TreeUpdates | None = None  # train.indexer_steps: the tree-only updates
     show_progress: bool = False  # the batch progress bar (rank 0 only)
 
@@ -123,7 +123,8 @@ def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | o
         if ctx.is_main:
             selection.keep_if_best(state.rows, encoder, t.indexer)
     tree_used = cfg.use_tree and (cfg.lambda_indexing > 0 or cfg.lambda_neighbour > 0)
-    t.towers = distributed.wrap(encoder, t.indexer, t.device, tree_used) if ctx.active else None
+    t.towers = (distributed.wrap(encoder, t.indexer, t.device, tree_used, cfg.grad_cache_chunk) if ctx.active
+                else distributed.Towers(encoder, t.indexer, cfg.grad_cache_chunk))
     stop = cfg.epochs if stop_after_epoch is None else min(cfg.epochs, stop_after_epoch)
     name = "ehi" if cfg.use_tree else "de"
     if ctx.is_main:

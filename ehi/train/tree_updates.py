@@ -54,12 +54,17 @@ class TreeUpdates:
         self.fitter.done = done
 
 
-def corpus_negative_trees(indexer: TreeIndexer, data: TrainData, cache: EmbeddingCache, q_rows: np.ndarray, k: int,
-                          rng: np.random.Generator, device) -> tuple:
-    """The joint step's corpus negatives: k unjudged documents per pair through the tree from their
-    cached (detached) embeddings -> (TreeOutput of the n*k documents, (n, n*k) validity mask).
-    Every query may use every drawn document unless it judged that document relevant."""
-    rows = corpus_negatives(q_rows, len(data.doc_texts), k, data.relevant, rng).ravel()
+def corpus_negative_rows(data: TrainData, q_rows: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """The joint step's corpus negatives: k unjudged documents per pair, drawn from the whole corpus
+    -> (n*k,) document rows."""
+    return corpus_negatives(q_rows, len(data.doc_texts), k, data.relevant, rng).ravel()
+
+
+def corpus_negative_trees(indexer: TreeIndexer, data: TrainData, cache: EmbeddingCache, q_rows: np.ndarray,
+                          rows: np.ndarray, device) -> tuple:
+    """The corpus negatives ``rows`` through the tree from their cached (detached) embeddings ->
+    (TreeOutput of the n*k documents, (n, n*k) validity mask). Every query may use every drawn
+    document unless it judged that document relevant."""
     tree = indexer(torch.from_numpy(cache.doc_emb[rows]).to(device))
     mask = np.stack([~np.isin(rows, data.relevant[q]) for q in q_rows])
     return tree, torch.from_numpy(mask).to(device)

@@ -15,18 +15,6 @@ def test_write_table_casts_to_schema_and_records_provenance(tmp_path):
     assert info["seed"] == 3 and info["kind"] == "qrels" and "versions" in info
 
 
-def test_the_same_values_written_at_another_commit_are_the_same_bytes(tmp_path, monkeypatch):
-    """A rerun at a later commit that gives the same values leaves a committed result unchanged:
-    the commit is no part of the file (it is in the job's log)."""
-    import ehi.core.io as io
-
-    df = pd.DataFrame({"query_id": ["q"], "doc_id": ["d"], "relevance": [1], "split": ["test"]})
-    monkeypatch.setattr(io, "git_commit", lambda: "a" * 40)
-    first = write_table(df, "qrels", tmp_path / "a.parquet").read_bytes()
-    monkeypatch.setattr(io, "git_commit", lambda: "b" * 40)
-    assert write_table(df, "qrels", tmp_path / "b.parquet").read_bytes() == first
-
-
 def test_missing_column_is_named_and_nothing_written(tmp_path):
     df = pd.DataFrame({"query_id": ["q"], "doc_id": ["d"]})
     with pytest.raises(ValueError, match="relevance"):

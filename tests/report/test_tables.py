@@ -10,9 +10,19 @@ import pytest
 import yaml
 
 from ehi.core.io import read_table
-from ehi.report.tables import ABLATION_BUDGET, ablation_table, kmr_wide, leaf_balance, tree_warnings
+from ehi.report.tables import (ABLATION_BUDGET, ReportInputs, ReportSettings, ablation_table, kmr_wide, leaf_balance,
+                               tree_warnings)
 
 REPO = Path(__file__).resolve().parents[2]
+SYSTEMS = ("ehi+tree", "ehi+exact")  # the config's default ablation_systems
+
+
+def report(results, dataset, variants, ablations, metrics, targets, tables, figures, **settings):
+    """build_report over a results folder, with the inputs rule tables would declare there."""
+    from ehi.report.tables import build_report
+
+    chosen = ReportSettings(dataset, tuple(variants), ablations, tuple(metrics), tuple(targets), SYSTEMS, **settings)
+    build_report(ReportInputs.of_results(results, variants, SYSTEMS), chosen, tables, figures)
 
 
 def summary(system, points, metric="ndcg@10", variant="main"):
@@ -47,7 +57,7 @@ def test_ablation_table_has_a_row_per_variant_main_first():
                           summary("ehi+exact", [(1.0, exact)], variant=name)])
 
     summaries = {"main": variant("main", 0.2, 0.6), "height~1": variant("height~1", 0.3, 0.5)}
-    table = ablation_table(summaries, {"shape": ["height~1", "height~9"]}, ["ndcg@10"])
+    table = ablation_table(summaries, {"shape": ["height~1", "height~9"]}, ["ndcg@10"], SYSTEMS)
     assert table.variant.tolist() == ["main", "height~1"]  # a variant without results is left out
     assert table["tree ndcg@10 @10%"].tolist() == [0.2, 0.3]
     assert table["exact ndcg@10"].tolist() == [0.6, 0.5]
@@ -77,11 +87,9 @@ def test_the_committed_kmr_table_comes_out_of_the_committed_summaries():
 def test_a_variant_system_joins_the_main_kmr_table_with_its_variants_numbers(tmp_path):
     """evaluation.variant_systems on the committed SciFact results: the k-means-started tree's rows in
     the main KMR table are the stabiliser variant's ehi+tree rows, the main systems' are unchanged."""
-    from ehi.report.tables import build_report
-
     results = REPO / "results" / "scifact"
     variants = ["main", "indexer_init~kmeans"]
-    build_report(results, "scifact", variants, {"stabiliser": ["indexer_init~kmeans"]}, ["ndcg@10"], [0.05, 0.1, 1.0],
+    report(results, "scifact", variants, {"stabiliser": ["indexer_init~kmeans"]}, ["ndcg@10"], [0.05, 0.1, 1.0],
                  tmp_path / "tables", tmp_path / "figures", n_permutations=200,
                  variant_systems={"ehi-warm+tree": "indexer_init~kmeans/ehi+tree"})
     table = pd.read_csv(tmp_path / "tables" / "scifact_kmr.csv").set_index("system")
@@ -129,13 +137,12 @@ def test_the_report_refuses_a_summary_with_nan_metrics_repeated_keys_or_no_rows(
     """A NaN metric would render as the mark of a budget not reached, a repeated row as a second
     value: refused, naming the file, before anything is rendered."""
     from ehi.core.errors import DataError
-    from ehi.report.tables import build_report
 
     results = tmp_path / "scifact"
     shutil.copytree(REPO / "results" / "scifact", results)
     _tampered_summary(change)(results / "main" / "summary.parquet")
     with pytest.raises(DataError) as err:
-        build_report(results, "scifact", ["main"], {}, ["ndcg@10"], [0.1], tmp_path / "tables", tmp_path / "figures")
+        report(results, "scifact", ["main"], {}, ["ndcg@10"], [0.1], tmp_path / "tables", tmp_path / "figures")
     assert str(err.value).startswith(f"{results / 'main' / 'summary.parquet'}: ") and said in str(err.value)
     assert not (tmp_path / "tables").exists() or not any((tmp_path / "tables").iterdir())
 
@@ -151,8 +158,8 @@ def test_a_report_killed_at_a_random_moment_leaves_each_table_whole_and_the_figu
     import time
 
     def command(out, targets):
-        code = ("from ehi.report.tables import build_report; "
-                f"build_report({str(REPO / 'results' / 'scifact')!r}, 'scifact', ['main'], {{}}, ['ndcg@10'], "
+        code = (f"import sys; sys.path.insert(0, {str(REPO)!r}); from tests.report.test_tables import report; "
+                f"report({str(REPO / 'results' / 'scifact')!r}, 'scifact', ['main'], {{}}, ['ndcg@10'], "
                 f"{targets!r}, {str(out / 'tables')!r}, {str(out / 'figures')!r}, n_permutations=200)")
         return [sys.executable, "-c", code]
 

@@ -167,7 +167,7 @@ def test_leaf_collapse_and_empty_leaves_are_flagged_in_tables_and_figures(tmp_pa
 
 
 def test_collapsed_tree_is_said_in_words_under_the_report_table(tmp_path, caplog):
-    from ehi.report.tables import build_report
+    from ehi.report.tables import ReportInputs, ReportSettings, build_report
 
     results = tmp_path / "results"
     (results / "main").mkdir(parents=True)
@@ -183,7 +183,9 @@ def test_collapsed_tree_is_said_in_words_under_the_report_table(tmp_path, caplog
                 "p_value", "p_adjusted", "significant"]
     write_table(pd.DataFrame(columns=sig_cols), "significance", results / "significance.parquet")
     with caplog.at_level("WARNING"):
-        build_report(results, "d", ["main"], {}, ["ndcg@10"], [0.1, 1.0], tmp_path / "tables", tmp_path / "figs")
+        settings = ReportSettings("d", ("main",), {}, ("ndcg@10",), (0.1, 1.0), ("ehi+tree", "ehi+exact"))
+        build_report(ReportInputs.of_results(results, ["main"], settings.ablation_systems), settings,
+                     tmp_path / "tables", tmp_path / "figs")
     caption, *_, note = (tmp_path / "tables" / "d_kmr.md").read_text().strip().split("\n\n")
     assert "collapse" not in caption and note.startswith("EHI's tree (main setting) has collapsed: leaf collapse")
     tex = (tmp_path / "tables" / "d_kmr.tex").read_text()

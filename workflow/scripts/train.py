@@ -54,16 +54,16 @@ def share_layer_cache(work_dir: Path, root: Path, cfg) -> None:
 
 def write_results_log(run_log: Path, log_table: str) -> None:
     """The epoch log as results keep it: without its wall-clock ``seconds``, which change on every
-    run (the run folder's own log keeps them, and so does the job's Snakemake benchmark file)."""
+    run (the run folder's own log keeps them, and so does the job's Snakemake benchmark file); a
+    log whose values are the committed one's keeps its bytes (ehi.core.io.replace_parquet)."""
     import pyarrow.parquet as pq
 
-    from ehi.core.io import atomic_path
+    from ehi.core.io import replace_parquet
 
     table = pq.read_table(run_log)
     if "seconds" in table.column_names:
         table = table.drop_columns(["seconds"])
-    with atomic_path(log_table) as tmp:
-        pq.write_table(table, tmp)
+    replace_parquet(table, log_table)
 
 
 def main(args: argparse.Namespace) -> None:

@@ -1,0 +1,37 @@
+"""TrainConfig is a checked section like the others (ehi.core.config.Section): an unknown key, a
+value of the wrong type and a value out of range are each refused in one line naming the key."""
+
+import dataclasses
+
+import pytest
+
+from ehi.core.errors import ConfigError
+from ehi.train.config import TrainConfig
+
+
+@pytest.mark.parametrize("values, said", [
+    ({"epoch": 3}, r"unknown train key\(s\) \['epoch'\]"),
+    ({"epochs": "3"}, r"train key 'epochs': '3' is not an integer"),
+    ({"lr_encoder": "2e-5"}, r"train key 'lr_encoder': '2e-5' is not a number"),  # YAML reads 2e-5 as a string
+    ({"batch_size": True}, r"train key 'batch_size': True is not an integer"),
+    ({"dev_eval": "yes"}, r"train key 'dev_eval': 'yes' is not true or false"),
+    ({"indexer_hidden": 1.5}, r"train key 'indexer_hidden': 1.5 is not an integer or null"),
+    ({"epochs": 0}, r"train: need epochs >= 1"),
+    ({"temperature": 0.0}, r"train: need temperature > 0"),
+    ({"seed": -1}, r"train: need 0 <= seed <= 2\*\*30"),
+    ({"diagnostic_beam": 0}, r"train: need diagnostic_beam null or >= 1"),
+])
+def test_a_bad_train_value_is_refused_in_one_line_naming_it(values, said):
+    with pytest.raises(ConfigError, match=said) as err:
+        TrainConfig.from_dict(values)
+    assert "\n" not in str(err.value)
+
+
+def test_integers_are_numbers_and_nulls_are_taken_where_the_field_allows_them():
+    cfg = TrainConfig.from_dict({"lr_encoder": 1, "indexer_hidden": None, "dev_cost": "work"})
+    assert cfg.lr_encoder == 1 and cfg.indexer_hidden is None and cfg.to_dict()["dev_cost"] == "work"
+
+
+def test_a_train_config_is_frozen_like_every_section():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        TrainConfig().epochs = 2
