@@ -5,6 +5,11 @@ repeated key. A value can still be impossible: an nDCG@10 of -5 or 7, a recall o
 fraction visited (which renders every cell of its system as the mark of a budget not reached), or
 rows of another dataset copied in. Each is a :class:`DataError` naming the file and the first row,
 before any table or figure is rendered, so the previous ones stay as they were.
+
+Rows of a system the config does not list (results cached before a system was dropped from
+``search.systems``, re-rendered by a report-only run) are possible values of a system no longer
+asked for: :func:`listed_systems_only` leaves them out of the tables and says so, in the log and
+in a note under the table.
 """
 
 from __future__ import annotations
@@ -44,3 +49,14 @@ def check_summary_values(summary: pd.DataFrame, path: str | os.PathLike, dataset
         raise DataError(f"{path}: {int(bad.sum())} rows with frac_visited {float(rows.frac_visited.iloc[0])}, first at "
                         f"{_first(rows)} (expected a finite fraction >= 0)")
     return summary
+
+
+def listed_systems_only(frame: pd.DataFrame, what: str, systems, columns=("system",)) -> tuple[pd.DataFrame, str]:
+    """(``frame``'s rows whose ``columns`` all name one of ``systems``, a sentence naming the systems
+    left out, empty where none was); ``what`` names the results in that sentence."""
+    listed = frame[list(columns)].isin(set(systems)).all(axis=1)
+    extra = sorted(set(frame.loc[~listed, list(columns)].to_numpy().ravel()) - set(systems))
+    if not extra:
+        return frame, ""
+    return frame[listed], (f"{what} hold(s) rows of {', '.join(extra)}, which this config does not list "
+                           "(search.systems, evaluation.variant_systems): left out of the tables.")

@@ -23,7 +23,7 @@ from ehi.search.registry import budgeted
 from ehi.evaluate.variant_systems import parse as parse_variant_systems, with_variant_systems
 from ehi.report.seed_tables import kmr_over_seeds_wide, plot_kmr_over_seeds, seeded_main_summary
 from ehi.report.styles import variant_names
-from ehi.report.summary_checks import check_summary_values
+from ehi.report.summary_checks import check_summary_values, listed_systems_only
 from ehi.report.train_log import train_log_table
 
 log = logging.getLogger(__name__)
@@ -148,9 +148,11 @@ def build_report(results_dir: str | os.PathLike, dataset: str, variants, ablatio
                  metrics, targets, tables_dir: str | os.PathLike, figures_dir: str | os.PathLike,
                  n_permutations: int = 10_000, seed: int = 0, alpha: float = 0.05,
                  variant_systems: dict[str, str] | None = None, seed_replicas: dict[str, list[str]] | None = None,
-                 main_seed: int = 0, ablation_systems=ABLATION_SYSTEMS) -> None:
+                 main_seed: int = 0, ablation_systems=ABLATION_SYSTEMS, systems=None) -> None:
     """``variant_systems``: evaluation.variant_systems ({name: "<variant>/<system>"}), shown in the
-    main KMR table and figures beside the main setting's systems. ``seed_replicas`` ({variant: its
+    main KMR table and figures beside the main setting's systems; ``systems``: the config's
+    search.systems (None: every system the results hold), to which their names are added, the rows
+    of any other system being left out with a note. ``seed_replicas`` ({variant: its
     seed replicas}, ehi.evaluate.seeds; empty for one seed): the KMR table shows mean ± sd over seeds,
     with the long table (mean, sd, min, max) and a figure of its own. ``ablation_systems``: the
     searches the ablation tables compare (config ablation_systems).
@@ -159,25 +161,29 @@ def build_report(results_dir: str | os.PathLike, dataset: str, variants, ablatio
     did: a result that cannot be read leaves the previous tables and figures as they were."""
     with atomic_dir(figures_dir) as figures, staged_files(tables_dir) as tables:
         _render(Path(results_dir), dataset, variants, ablations, metrics, targets, tables, figures,
-                n_permutations, seed, alpha, variant_systems, seed_replicas, main_seed, tuple(ablation_systems))
+                n_permutations, seed, alpha, variant_systems, seed_replicas, main_seed, tuple(ablation_systems), systems)
 
 
 def _render(results: Path, dataset: str, variants, ablations, metrics, targets, tables: Path, figures: Path,
-            n_permutations, seed, alpha, variant_systems, seed_replicas, main_seed, ablation_systems) -> None:
+            n_permutations, seed, alpha, variant_systems, seed_replicas, main_seed, ablation_systems, systems) -> None:
     summaries = {v: check_summary_values(read_table(results / v / "summary.parquet", "summary"),
                                          results / v / "summary.parquet", dataset)
                  for v in variants if (results / v / "summary.parquet").exists()}
     specs = parse_variant_systems(variant_systems)
     main = with_variant_systems(summaries["main"], [(s, summaries[s.variant]) for s in specs if s.variant in summaries])
+    listed = None if systems is None else [*systems, *(s.name for s in specs)]
+    main, unlisted = listed_systems_only(main, f"{results / 'main' / 'summary.parquet'}", main.system if listed is None else listed)
     leaves = {v: read_table(results / v / "leaves.parquet", "leaves") for v in variants
               if (results / v / "leaves.parquet").exists()}
     names = variant_names(ablations)  # the figures' names of the variants; their paths in a footnote
     warnings = tree_warnings(leaves, names)  # a degenerate tree is flagged wherever its numbers appear
-    for line in warnings.values():
-        log.warning(line)
+    for line in [*warnings.values(), unlisted]:
+        if line:
+            log.warning(line)
     caption = f"{dataset}: metric at the largest budget not above each fraction of documents scored."
     if seed_replicas:
-        wide, long = kmr_over_seeds_wide(seeded_main_summary(results, seed_replicas, specs, main_seed), metrics, targets)
+        seeded = seeded_main_summary(results, seed_replicas, specs, main_seed)
+        wide, long = kmr_over_seeds_wide(listed_systems_only(seeded, "", seeded.system if listed is None else listed)[0], metrics, targets)
         caption += " Mean ± sd over training seeds (each seed at its own largest point not above the budget)."
         draw.render_table(long, tables / f"{dataset}_kmr_seeds", caption=f"{dataset}: KMR over training seeds")
         for metric in metrics:
@@ -185,10 +191,14 @@ def _render(results: Path, dataset: str, variants, ablations, metrics, targets, 
                                 title=f"{dataset}: {metric} over training seeds")
     else:
         wide = kmr_wide(main, metrics, targets)
-    draw.render_table(wide, tables / f"{dataset}_kmr", caption=caption, note=warnings.get("main", ""))
+    draw.render_table(wide, tables / f"{dataset}_kmr", caption=caption, note=" ".join(filter(None, [warnings.get("main"), unlisted])))
     for metric in metrics:
         draw.plot_kmr(main, metric, figures / f"kmr_{metric.replace('@', '_at_')}.png", title=f"{dataset}: {metric}")
     sig = read_table(results / "significance.parquet")
+    if listed is not None:
+        sig, unlisted_sig = listed_systems_only(sig, f"{results / 'significance.parquet'}", listed, ("system_a", "system_b"))
+        if unlisted_sig:
+            log.warning(unlisted_sig)
     render_significance(sig, tables / f"{dataset}_significance", caption=f"{dataset}: paired significance tests, Holm-adjusted")
     draw.render_table(leaf_balance(leaves), tables / f"{dataset}_leaf_balance",
                        caption=f"{dataset}: documents per leaf.", note=" ".join(warnings.values()))

@@ -179,3 +179,20 @@ def test_a_report_killed_at_a_random_moment_leaves_each_table_whole_and_the_figu
     assert now["figures"] in (earlier["figures"], reference["figures"]), f"killed after {delay:.1f} s"
     subprocess.run(command(tmp_path / "out", new), check=True, env=env, capture_output=True)
     assert {kind: files(tmp_path / "out" / kind) for kind in ("tables", "figures")} == reference
+
+
+def test_rows_of_a_system_the_config_does_not_list_are_left_out_with_a_note(tmp_path, caplog):
+    """Cached results of a system since dropped from search.systems (a report-only rerun): not
+    rendered as if the config asked for it; the KMR table and the log say which were left out."""
+    from ehi.report.tables import build_report
+
+    results = REPO / "results" / "scifact"
+    listed = ["de+exact", "ehi+tree", "ehi+exact"]
+    build_report(results, "scifact", ["main"], {}, ["ndcg@10"], [0.1], tmp_path / "tables", tmp_path / "figures",
+                 n_permutations=200, systems=listed)
+    kmr = pd.read_csv(tmp_path / "tables" / "scifact_kmr.csv")
+    assert set(kmr.system) == set(listed)
+    sig = pd.read_csv(tmp_path / "tables" / "scifact_significance.csv")
+    assert set(sig.system_a) | set(sig.system_b) <= set(listed) and len(sig)
+    note = "which this config does not list (search.systems, evaluation.variant_systems): left out of the tables"
+    assert "de+faiss-ivf" in (tmp_path / "tables" / "scifact_kmr.md").read_text() and note in caplog.text

@@ -18,5 +18,5 @@ if stale:  # rendered all the same (a fresh clone renders what is cached), but n
     log.warning(describe(stale))
 build_report(p.results_dir, p.dataset, p.variants, p.ablations, p.metrics, p.targets,
              Path(out.kmr).parent, out.figures, p.n_permutations, p.seed, p.alpha, p.variant_systems,
-             p.seed_replicas, p.main_seed, p.ablation_systems)
+             p.seed_replicas, p.main_seed, p.ablation_systems, p.systems)
 attempt.unlink()
