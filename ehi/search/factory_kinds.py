@@ -140,15 +140,21 @@ def probe_index(factory: str, dim: int | None = None):
 
 def check_factories(factories: dict | None, dim: int | None) -> None:
     """Refuse, naming the key, a factory string FAISS cannot build (over the embeddings' width
-    ``dim`` where known), and one whose ``{nlist}`` is not the list count of an IVF in it (``{nlist}``
-    is tuned over search.ivf_nlist, and the budget swept is the IVF's nprobe). Imports faiss: only
-    for a config that has factories."""
+    ``dim`` where known), one the pipeline cannot search or count
+    (:func:`~ehi.search.faiss_factory.unsearchable`), and one whose ``{nlist}`` is not the list
+    count of an IVF in it (``{nlist}`` is tuned over search.ivf_nlist, and the budget swept is the
+    IVF's nprobe). Imports faiss: only for a config that has factories."""
     for name, factory in (factories or {}).items():
         key = f"config search.{SECTION_KEY}.{name}"
         try:
             index, _ = probe_index(factory, dim)
         except ValueError as err:
             raise ConfigError(f"{key}: {err}") from None
+        from ehi.search.faiss_factory import unsearchable
+
+        why = unsearchable(index)
+        if why:
+            raise ConfigError(f"{key}: {factory!r}: {why}")
         if "nlist" in placeholders(factory):
             import faiss
 

@@ -59,6 +59,23 @@ def budget_knob(index: faiss.Index) -> str:
     return "efSearch" if any(isinstance(x, faiss.IndexHNSW) for x in _layers(index)) else "exact"
 
 
+def unsearchable(index: faiss.Index) -> str | None:
+    """Why the pipeline cannot search or count ``index`` as the module doc says, or None: a graph
+    other than HNSW (its search has no knob counted here, yet it scores far fewer than N), an ID map
+    (documents are added by position), a PCA to more dimensions than it is given."""
+    for layer in _layers(index):
+        if isinstance(layer, (faiss.IndexNSG, faiss.IndexNNDescent)):
+            return f"{type(layer).__name__} is a graph whose budget is not counted (of the graphs, HNSW's efSearch is)"
+        if isinstance(layer, faiss.IndexIDMap):
+            return "IDMap asks for ids with every document; the pipeline adds documents by position"
+        if isinstance(layer, faiss.IndexPreTransform):
+            for i in range(layer.chain.size()):
+                step = layer.chain.at(i)
+                if isinstance(faiss.downcast_VectorTransform(step), faiss.PCAMatrix) and step.d_out > step.d_in:
+                    return f"PCA to {step.d_out} dimensions of {step.d_in}: it can only reduce them"
+    return None
+
+
 class FactorySearcher(FaissSearcher):
     """Any FAISS index a factory string builds, by inner product; see the module doc."""
 

@@ -77,6 +77,8 @@ def test_a_factory_that_faiss_refuses_names_the_kind_and_the_string():
     ("Foo", 32, "could not parse index string Foo"), ("IVF{nlist},Fl@t", None, "could not parse code description"),
     ("IVF{nlist},PQ7", 32, "multiple of the number of subquantizers"), ("LSH", 32, "METRIC_L2"),
     ("HNSW{nlist}", None, "not an IVF's list count"), ("PQ{nlist}", 34, "not an IVF's list count"),
+    ("NSG32,Flat", 32, "IndexNSGFlat is a graph whose budget is not counted"),  # was counted as N scored
+    ("IDMap,Flat", 32, "adds documents by position"), ("PCA64,IVF{nlist},Flat", 32, "PCA to 64 dimensions of 32"),
 ])
 def test_a_factory_faiss_cannot_build_or_whose_nlist_is_no_ivf_is_refused_naming_the_key(factory, dim, says):
     """What the search job would have failed on after training, refused while the Snakefile is parsed."""
