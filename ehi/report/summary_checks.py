@@ -43,12 +43,31 @@ def check_summary_values(summary: pd.DataFrame, path: str | os.PathLike, dataset
         raise DataError(f"{path}: {int(bad.sum())} impossible metric value(s), first {float(rows.value.iloc[0])} at "
                         f"{_first(rows, 'metric')} (expected finite, >= 0, and <= 1 for {rows.metric.iloc[0]})")
     frac = summary.frac_visited.to_numpy(dtype=float)
-    bad = ~np.isfinite(frac) | (frac < 0)
+    bad = ~np.isfinite(frac) | (frac < 0) | (frac > 1)
     if bad.any():
         rows = summary[bad]
         raise DataError(f"{path}: {int(bad.sum())} rows with frac_visited {float(rows.frac_visited.iloc[0])}, first at "
-                        f"{_first(rows)} (expected a finite fraction >= 0)")
+                        f"{_first(rows)} (expected a finite fraction in [0, 1])")
     return summary
+
+
+def check_significance_values(sig: pd.DataFrame, path: str | os.PathLike, dataset: str | None = None) -> pd.DataFrame:
+    """``sig`` (a significance table) as read, or a DataError naming ``path`` and its first
+    impossible row: another dataset's rows, a p-value outside [0, 1], a mean no search can score."""
+    if dataset is not None and len(sig) and (sig.dataset != dataset).any():
+        other = sig.dataset[sig.dataset != dataset].iloc[0]
+        raise DataError(f"{path}: rows of dataset {other!r}, in the results of {dataset!r}")
+    bounded = sig.metric.str.split("@").str[0].isin(UNIT_INTERVAL).to_numpy() if len(sig) else np.zeros(0, bool)
+    for column, upper in (("p_value", True), ("p_adjusted", True), ("mean_a", False), ("mean_b", False)):
+        if column not in sig:
+            continue
+        value = sig[column].to_numpy(dtype=float)
+        bad = ~np.isfinite(value) | (value < 0) | ((value > 1) & (bounded | upper))
+        if bad.any():
+            row = sig[bad].iloc[0]
+            raise DataError(f"{path}: {int(bad.sum())} impossible {column} value(s), first {row[column]} at "
+                            f"{row.system_a} vs {row.system_b}, {row.metric} at {row.budget} (expected in [0, 1])")
+    return sig
 
 
 def listed_systems_only(frame: pd.DataFrame, what: str, systems, columns=("system",)) -> tuple[pd.DataFrame, str]:

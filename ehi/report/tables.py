@@ -23,7 +23,7 @@ from ehi.search.registry import budgeted
 from ehi.evaluate.variant_systems import parse as parse_variant_systems, with_variant_systems
 from ehi.report.seed_tables import kmr_over_seeds_wide, plot_kmr_over_seeds, seeded_main_summary
 from ehi.report.styles import variant_names
-from ehi.report.summary_checks import check_summary_values, listed_systems_only
+from ehi.report.summary_checks import check_significance_values, check_summary_values, listed_systems_only
 from ehi.report.train_log import train_log_table
 
 log = logging.getLogger(__name__)
@@ -194,7 +194,7 @@ def _render(results: Path, dataset: str, variants, ablations, metrics, targets, 
     draw.render_table(wide, tables / f"{dataset}_kmr", caption=caption, note=" ".join(filter(None, [warnings.get("main"), unlisted])))
     for metric in metrics:
         draw.plot_kmr(main, metric, figures / f"kmr_{metric.replace('@', '_at_')}.png", title=f"{dataset}: {metric}")
-    sig = read_table(results / "significance.parquet")
+    sig = check_significance_values(read_table(results / "significance.parquet"), results / "significance.parquet", dataset)
     if listed is not None:
         sig, unlisted_sig = listed_systems_only(sig, f"{results / 'significance.parquet'}", listed, ("system_a", "system_b"))
         if unlisted_sig:
