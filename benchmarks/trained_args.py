@@ -3,8 +3,10 @@
 argparse checks every number's type and range (a round, a thread, a list count at least one; an
 HNSW degree at least two, below which FAISS aborts; a positive fraction at which a sweep stops).
 :func:`check_systems` then checks the names against the systems the run holds: a ``--tree``
-variant without a trained index, a ``--systems`` or ``--group`` name that is no system, and a
-system in two groups (it would be built, timed and reported twice) are each refused in one line.
+variant without a trained index, a ``--systems`` or ``--group`` name that is no system, a system in
+two groups (it would be built, timed and reported twice), a system whose embeddings or index are
+not there (a ``--peer-encoder`` never trained, a ``--seed`` without its replica) and a ``--logs``
+folder that is not one are each refused in one line.
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ def _positive_fraction(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text} is not a fraction > 0 (a sweep stopped at 0 keeps one point)")
+    if not math.isfinite(value) or value <= 0 or value > 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a fraction > 0 and <= 1 (a sweep stopped at 0 keeps one point)")
     return value
 
 
@@ -54,7 +56,7 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_at_least(0), default=None, help="time this seed~S replica's trees (default: train.seed's)")
     p.add_argument("--tree", action="append", type=_tree, metavar="NAME=VARIANT", help="a tree system, in place of discovery")
     p.add_argument("--peer-encoder", choices=("de", "ehi"), help="the peers' embeddings (default: de if trained)")
-    p.add_argument("--systems", nargs="*", help="only these of the systems found")
+    p.add_argument("--systems", nargs="+", help="only these of the systems found")
     p.add_argument("--note", default="", help="a line for trained.md (the machine, its load)")
     p.add_argument("--lists", type=_at_least(1), nargs="+", help="the peers' list counts (default: the sqrt(N) grid)")
     p.add_argument("--hnsw-m", type=_at_least(2), nargs="+", help="HNSW degrees to tune over (default: 16 and 32)")
@@ -77,10 +79,19 @@ def check_systems(p: argparse.ArgumentParser, args: argparse.Namespace, found: d
     for name, variant in args.tree or ():
         if not (args.resources / variant / "ehi" / "index" / "index.json").is_file():
             p.error(f"--tree {name}={variant}: no trained index at {args.resources / variant / 'ehi' / 'index'}")
+    if args.logs is not None and not args.logs.is_dir():
+        p.error(f"--logs {args.logs}: not a directory (logs/<dataset> of the pipeline run)")
     unknown = [n for n in args.systems or () if n not in found]
     if unknown:
         p.error(f"--systems {' '.join(unknown)}: not a system of this run; found: {', '.join(found)}")
     kept = [n for n in found if not args.systems or n in args.systems]
+    from benchmarks.trained_report import is_tree
+
+    for name in kept:  # a peer encoder never trained, a --seed without its replica: nothing to search
+        needs = found[name] / ("index/index.json" if is_tree(name) else "emb/corpus.npy")
+        if not needs.is_file():
+            flag = "--seed" if args.seed is not None else "--peer-encoder" if not is_tree(name) else "--tree"
+            p.error(f"{flag}: {name} has no {needs.relative_to(found[name])} at {found[name]}")
     seen: dict[str, int] = {}
     for i, group in enumerate(args.group or (), start=1):
         for name in group:

@@ -103,11 +103,11 @@ def check_query_split(dataset: dict) -> None:
 
 
 def check_values(config: dict, reads: Callable[[str], Iterable[str]], n_docs: int | None,
-                 produced: Iterable[str] = ()) -> None:
+                 produced: Iterable[str] = ()) -> int | None:
     """Every check above. ``reads(system)``: the search keys a system's search reads
     (ehi.search.registry.rule_settings, passed in: this module sits below the search stage);
     ``produced``: the folders rules of this DAG write (ehi.data.produced.produced_folders, passed in
-    for the same reason)."""
+    for the same reason). Returns the encoder's dimension where known (None where not)."""
     check_query_split(config["dataset"])
     systems = [*config["search"]["systems"], *(config["ablation_systems"] if config["ablations"] else [])]
     name = config["encoder"]["name"]
@@ -115,3 +115,4 @@ def check_values(config: dict, reads: Callable[[str], Iterable[str]], n_docs: in
     dim = None if os.path.normpath(str(name)) in set(produced) else encoder_dim(name)
     check_pq_m(config["search"], any("pq_m" in reads(s) for s in systems), dim, name)
     check_list_sizes(config["search"], systems, reads, n_docs)
+    return dim

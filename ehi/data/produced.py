@@ -22,7 +22,7 @@ plans the whole chain (build, encode, prepare, ...) as jobs of one DAG.
 from __future__ import annotations
 
 import os
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 # config key -> the folder its entries are written under
 PRODUCED_ROOTS = {"collections": "resources/sources", "encodings": "resources/vectors", "worlds": "resources/worlds",
@@ -82,14 +82,20 @@ def world_knobs(knobs: dict | None) -> dict:
     return WorldConfig.from_dict(knobs).to_dict()
 
 
-def check_worlds(worlds: dict) -> None:
-    """Refuse a ``worlds`` entry whose knobs :class:`~ehi.data.vector_world.WorldConfig` does not know,
-    naming the entry, before any job runs."""
+def check_worlds(worlds: dict, root: str | os.PathLike = PRODUCED_ROOTS["worlds"]) -> None:
+    """Refuse, before any job runs and naming the entry, a ``worlds`` entry whose knobs
+    :class:`~ehi.data.vector_world.WorldConfig` does not know or holds out of range, or whose size
+    is beyond this machine's memory (:func:`ehi.data.world_checks.check_world`). The disk is checked
+    for worlds not yet written only: one already there may need no job."""
     from ehi.core.errors import UserError
+    from ehi.data.vector_world import WorldConfig
+    from ehi.data.world_checks import check_world
 
     for name, knobs in worlds.items():
         try:
-            world_knobs(knobs)
+            world = WorldConfig.from_dict(knobs)
+            out = Path(root) / name
+            check_world(world, None if out.exists() else out)
         except (TypeError, ValueError) as err:
             raise UserError(f"worlds entry {name!r}: {err}") from None
 

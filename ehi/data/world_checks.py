@@ -1,7 +1,8 @@
 """The vector world's knobs checked before anything is allocated (:mod:`ehi.data.vector_world`).
 
-Each knob is refused in one line naming it: a size below one, a weight that is negative or not
-finite, a dtype the embeddings layout does not hold. The sizes are then bounded by what the world
+Each knob is refused in one line naming it: a size below one, a weight that is negative, not
+finite or beyond :data:`WEIGHT_MAX`, facets larger than the corpus, a dtype the embeddings layout
+does not hold. The sizes are then bounded by what the world
 needs: the memory of its generation (:func:`memory_estimate`, against the machine's physical
 memory) and the disk of its two arrays (against the free space where it is written), so that a
 mistyped ``n_docs`` is refused at once instead of filling the memory or the disk first.
@@ -22,6 +23,9 @@ SIZES = {"n_docs": 1, "dim": 1, "n_topics": 1, "subtopics_per_topic": 1, "n_trai
 WEIGHTS = ("spectrum_decay", "mean_weight", "topic_weight", "subtopic_weight", "facet_weight", "doc_noise",
            "query_noise", "asymmetry")  # non-negative reals
 PARTS = ("mean_weight", "topic_weight", "subtopic_weight", "facet_weight", "doc_noise")  # what a document is made of
+# The largest weight: the levels are unit-scale Gaussian offsets, so a weight of 1e6 already drowns
+# every other level; far beyond (1e154) a vector's float64 norm overflows and it is written as zeros
+WEIGHT_MAX = 1e6
 # Bytes of generation memory: a document's share of the facet table, the row permutation, its id
 # string twice (the ids array and the written list), and a judgement's row in the qrels frame
 BYTES_PER_DOC, BYTES_PER_JUDGEMENT = 240, 200
@@ -39,8 +43,13 @@ def _check_knobs(cfg) -> None:
         value = getattr(cfg, name)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
             raise ConfigError(f"vector world {name}: {value!r} is not a finite number >= 0")
+        if name in WEIGHTS and value > WEIGHT_MAX:
+            raise ConfigError(f"vector world {name}: {value!r} is above {WEIGHT_MAX:g} (the levels are unit-scale offsets)")
     if cfg.mean_relevant < 1:
         raise ConfigError(f"vector world mean_relevant: {cfg.mean_relevant} is below 1 (a facet holds one document at least)")
+    if cfg.mean_relevant > cfg.n_docs:
+        raise ConfigError(f"vector world mean_relevant: {cfg.mean_relevant} is above n_docs {cfg.n_docs} (one facet "
+                          "would hold the whole corpus, every document relevant to every query)")
     if all(getattr(cfg, name) == 0 for name in PARTS):
         raise ConfigError(f"vector world {', '.join(PARTS)}: all 0, every document would be the zero vector")
     from ehi.data.embeddings import DTYPES

@@ -50,8 +50,13 @@ def read_tower_spec(folder: str | os.PathLike) -> dict:
     if spec.get("hidden", 0) < 0:
         raise ConfigError(f"{path}: hidden is {spec['hidden']}, below 0")
     # a saved tower knows its width (dim) and searches query vectors without its vectors folder
-    if "dim" not in spec and not _array_file(Path(spec["vectors"]), "docs"):
+    docs = _array_file(Path(spec["vectors"]), "docs")
+    if "dim" not in spec and not docs:
         raise ConfigError(f"{path}: vectors {spec['vectors']!r} is not an embeddings folder (no docs.npy or docs.safetensors)")
+    width = _width(docs) if docs else None
+    if "dim" in spec and (spec["dim"] < 1 or width not in (None, spec["dim"])):
+        raise ConfigError(f"{path}: dim is {spec['dim']}, but its vectors {spec['vectors']!r} are {width}-d"
+                          if spec["dim"] >= 1 else f"{path}: dim is {spec['dim']}, below 1")
     return spec
 
 

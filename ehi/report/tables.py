@@ -28,7 +28,7 @@ from ehi.search.registry import budgeted
 from ehi.evaluate.variant_systems import parse as parse_variant_systems, with_variant_systems
 from ehi.report.seed_tables import kmr_over_seeds_wide, plot_kmr_over_seeds, seeded_main_summary
 from ehi.report.styles import variant_names
-from ehi.report.summary_checks import check_summary_values
+from ehi.report.summary_checks import check_significance_values, check_summary_values, listed_systems_only
 from ehi.report.train_log import train_log_table
 
 log = logging.getLogger(__name__)
@@ -195,6 +195,7 @@ class ReportSettings:
     variant_systems: dict = field(default_factory=dict)
     seed_replicas: dict = field(default_factory=dict)
     main_seed: int = 0
+    systems: tuple[str, ...] | None = None  # search.systems: rows of any other system are left out, with a note
 
 
 def build_report(inputs: ReportInputs, settings: ReportSettings, tables_dir: str | os.PathLike,
@@ -215,14 +216,18 @@ def _render(inputs: ReportInputs, s: ReportSettings, tables: Path, figures: Path
                  for v in s.variants if v in summary_of}
     specs = parse_variant_systems(s.variant_systems)
     main = with_variant_systems(summaries["main"], [(x, summaries[x.variant]) for x in specs if x.variant in summaries])
+    listed = None if s.systems is None else [*s.systems, *(x.name for x in specs)]
+    main, unlisted = listed_systems_only(main, f"{results / 'main' / 'summary.parquet'}", main.system if listed is None else listed)
     leaves = {v: read_table(paths[0], "leaves") for v, paths in inputs.by_variant(inputs.leaves, 1).items()}
     names = variant_names(ablations)  # the figures' names of the variants; their paths in a footnote
     warnings = tree_warnings(leaves, names)  # a degenerate tree is flagged wherever its numbers appear
-    for line in warnings.values():
-        log.warning(line)
+    for line in [*warnings.values(), unlisted]:
+        if line:
+            log.warning(line)
     caption = f"{dataset}: metric at the largest budget not above each fraction of documents scored."
     if s.seed_replicas:
-        wide, long = kmr_over_seeds_wide(seeded_main_summary(results, s.seed_replicas, specs, s.main_seed), metrics, targets)
+        seeded = seeded_main_summary(results, s.seed_replicas, specs, s.main_seed)
+        wide, long = kmr_over_seeds_wide(listed_systems_only(seeded, "", seeded.system if listed is None else listed)[0], metrics, targets)
         caption += " Mean ± sd over training seeds (each seed at its own largest point not above the budget)."
         draw.render_table(long, tables / f"{dataset}_kmr_seeds", caption=f"{dataset}: KMR over training seeds")
         for metric in metrics:
@@ -230,10 +235,14 @@ def _render(inputs: ReportInputs, s: ReportSettings, tables: Path, figures: Path
                                 title=f"{dataset}: {metric} over training seeds")
     else:
         wide = kmr_wide(main, metrics, targets)
-    draw.render_table(wide, tables / f"{dataset}_kmr", caption=caption, note=warnings.get("main", ""))
+    draw.render_table(wide, tables / f"{dataset}_kmr", caption=caption, note=" ".join(filter(None, [warnings.get("main"), unlisted])))
     for metric in metrics:
         draw.plot_kmr(main, metric, figures / f"kmr_{metric.replace('@', '_at_')}.png", title=f"{dataset}: {metric}")
-    sig = read_table(inputs.significance)
+    sig = check_significance_values(read_table(inputs.significance), inputs.significance, dataset)
+    if listed is not None:
+        sig, unlisted_sig = listed_systems_only(sig, f"{inputs.significance}", listed, ("system_a", "system_b"))
+        if unlisted_sig:
+            log.warning(unlisted_sig)
     render_significance(sig, tables / f"{dataset}_significance", caption=f"{dataset}: paired significance tests, Holm-adjusted")
     draw.render_table(leaf_balance(leaves), tables / f"{dataset}_leaf_balance",
                        caption=f"{dataset}: documents per leaf.", note=" ".join(warnings.values()))

@@ -85,6 +85,12 @@ class Searcher(abc.ABC):
         self.n_docs = int(n_docs)
         self.params = dict(params)  # build parameters, recorded with the results
 
+    @classmethod
+    def sweeps_budget(cls, **build_defaults) -> bool:
+        """Whether an index of this class built with its kind's fixed keywords has a budget to sweep
+        rather than scoring every document (a class whose knob depends on them overrides this)."""
+        return cls.budget_param != "exact"
+
     @abc.abstractmethod
     def search(self, queries: np.ndarray, k: int, budget_value: int) -> SearchResult:
         """Top-k rows, their scores and the per-query number of documents scored."""

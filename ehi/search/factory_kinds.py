@@ -29,6 +29,12 @@ ENV = "EHI_FAISS_FACTORIES"
 SECTION_KEY = "faiss_factories"  # the search.* key: {kind name: factory string}
 PLACEHOLDERS = {"nlist": "ivf_nlist", "M": "hnsw_M"}  # {placeholder}: the search.* grid it takes
 REFINE_MARKS = ("RFlat", "Refine(")  # factory components that re-rank
+# A string is built once while the Snakefile is parsed, its placeholders filled with these values
+# (17 lists: a count no other part of a string spells by chance, so the IVF of {nlist} is found)...
+PROBE_VALUES = {"nlist": 17, "M": 32}
+# ...over the data's width where known, else over these: MiniLM's, and 6720 = 2^6 * 3 * 5 * 7, which
+# every PQ or OPQ count up to 8 and most beyond divide (a string refused here fails at every width)
+PROBE_DIMS = (384, 6720)
 
 
 def placeholders(factory: str) -> tuple[str, ...]:
@@ -112,3 +118,47 @@ def load_exported() -> None:
     if value != _loaded[0]:
         register_factories(json.loads(value) if value else {})
         _loaded[0] = value
+
+
+def probe_index(factory: str, dim: int | None = None):
+    """(the empty index, the width it was built over) of ``factory`` with :data:`PROBE_VALUES`, over
+    ``dim`` or else the first of :data:`PROBE_DIMS` it builds over; a ValueError saying why not."""
+    import faiss
+
+    from ehi.search.faiss_factory import faiss_reason
+
+    spelled = factory.format(**{n: PROBE_VALUES[n] for n in placeholders(factory)})
+    dims = (dim,) if dim else PROBE_DIMS
+    for d in dims:
+        try:
+            return faiss.index_factory(int(d), spelled, faiss.METRIC_INNER_PRODUCT), d
+        except RuntimeError as err:
+            reason = faiss_reason(err)
+    over = f"over the embeddings' {dim} dimensions" if dim else f"over any of {len(dims)} widths tried ({dims})"
+    raise ValueError(f"FAISS cannot build {factory!r} by inner product {over}: {reason}")
+
+
+def check_factories(factories: dict | None, dim: int | None) -> None:
+    """Refuse, naming the key, a factory string FAISS cannot build (over the embeddings' width
+    ``dim`` where known), one the pipeline cannot search or count
+    (:func:`~ehi.search.faiss_factory.unsearchable`), and one whose ``{nlist}`` is not the list
+    count of an IVF in it (``{nlist}`` is tuned over search.ivf_nlist, and the budget swept is the
+    IVF's nprobe). Imports faiss: only for a config that has factories."""
+    for name, factory in (factories or {}).items():
+        key = f"config search.{SECTION_KEY}.{name}"
+        try:
+            index, _ = probe_index(factory, dim)
+        except ValueError as err:
+            raise ConfigError(f"{key}: {err}") from None
+        from ehi.search.faiss_factory import unsearchable
+
+        why = unsearchable(index)
+        if why:
+            raise ConfigError(f"{key}: {factory!r}: {why}")
+        if "nlist" in placeholders(factory):
+            import faiss
+
+            ivf = faiss.try_extract_index_ivf(index)
+            if ivf is None or ivf.nlist != PROBE_VALUES["nlist"]:
+                raise ConfigError(f"{key}: {{nlist}} in {factory!r} is not an IVF's list count "
+                                  "(write IVF{nlist}: the lists tuned over search.ivf_nlist, probed by nprobe)")

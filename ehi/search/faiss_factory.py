@@ -14,6 +14,8 @@ sweeps ``nprobe``; else an HNSW graph sweeps ``efSearch``; else it is exhaustive
 
 from __future__ import annotations
 
+import re
+
 import faiss
 import numpy as np
 
@@ -34,6 +36,46 @@ def _layers(index: faiss.Index) -> list[faiss.Index]:
         out.append(faiss.downcast_index(nested))
 
 
+def faiss_reason(err: RuntimeError) -> str:
+    """FAISS's own words of an error, without the C++ function and source line it names."""
+    last = str(err).strip().splitlines()[-1]
+    return re.sub(r"^Error in .*? at \S+:\d+: (Error: )?", "", last)
+
+
+def build_index(spelled: str, dim: int, kind: str = "faiss-factory") -> faiss.Index:
+    """The empty index of a factory string (placeholders filled), by inner product; a string FAISS
+    cannot build over ``dim`` is a ValueError naming it and FAISS's reason."""
+    try:
+        return faiss.index_factory(int(dim), spelled, faiss.METRIC_INNER_PRODUCT)
+    except RuntimeError as err:
+        raise ValueError(f"{kind}: FAISS cannot build {spelled!r} over d={dim}: {faiss_reason(err)}") from None
+
+
+def budget_knob(index: faiss.Index) -> str:
+    """The knob a search of ``index`` sweeps: ``nprobe`` (an IVF anywhere in it), else ``efSearch``
+    (an HNSW graph), else ``exact``."""
+    if faiss.try_extract_index_ivf(index) is not None:
+        return "nprobe"
+    return "efSearch" if any(isinstance(x, faiss.IndexHNSW) for x in _layers(index)) else "exact"
+
+
+def unsearchable(index: faiss.Index) -> str | None:
+    """Why the pipeline cannot search or count ``index`` as the module doc says, or None: a graph
+    other than HNSW (its search has no knob counted here, yet it scores far fewer than N), an ID map
+    (documents are added by position), a PCA to more dimensions than it is given."""
+    for layer in _layers(index):
+        if isinstance(layer, (faiss.IndexNSG, faiss.IndexNNDescent)):
+            return f"{type(layer).__name__} is a graph whose budget is not counted (of the graphs, HNSW's efSearch is)"
+        if isinstance(layer, faiss.IndexIDMap):
+            return "IDMap asks for ids with every document; the pipeline adds documents by position"
+        if isinstance(layer, faiss.IndexPreTransform):
+            for i in range(layer.chain.size()):
+                step = layer.chain.at(i)
+                if isinstance(faiss.downcast_VectorTransform(step), faiss.PCAMatrix) and step.d_out > step.d_in:
+                    return f"PCA to {step.d_out} dimensions of {step.d_in}: it can only reduce them"
+    return None
+
+
 class FactorySearcher(FaissSearcher):
     """Any FAISS index a factory string builds, by inner product; see the module doc."""
 
@@ -48,14 +90,11 @@ class FactorySearcher(FaissSearcher):
         self.refine = next((x for x in layers if isinstance(x, faiss.IndexRefine)), None)
         self.pre = next((x for x in layers if isinstance(x, faiss.IndexPreTransform)), None)
         self.ivf = faiss.try_extract_index_ivf(index)
-        self.hnsw = next((x for x in layers if isinstance(x, faiss.IndexHNSW)), None)
         self.rerank = int(self.params.get("rerank", 0))
+        self.budget_param = budget_knob(index)
         if self.ivf is not None:
-            self.budget_param = "nprobe"
             self.quantizer = faiss.downcast_index(self.ivf.quantizer)
             self.list_sizes = ivf_list_sizes(self.ivf)
-        else:
-            self.budget_param = "efSearch" if self.hnsw is not None else "exact"
         self.ef_max = int(self.params.get("ef_max", 4096))
 
     @classmethod
@@ -67,21 +106,23 @@ class FactorySearcher(FaissSearcher):
         nlist = min(int(nlist or default_nlist(len(emb))), len(emb))
         M = int(M or 32)
         spelled = factory.format(nlist=nlist, M=M)
-        try:
-            index = faiss.index_factory(emb.shape[1], spelled, faiss.METRIC_INNER_PRODUCT)
-        except RuntimeError as err:
-            raise ValueError(f"{kind}: FAISS cannot build {spelled!r} over d={emb.shape[1]}: "
-                             f"{str(err).strip().splitlines()[-1]}") from None
+        index = build_index(spelled, emb.shape[1], kind)
         try:
             if not index.is_trained:
                 index.train(_training_sample(emb, nlist, seed))
             index.add(emb)
         except RuntimeError as err:  # e.g. fewer documents than a codebook's centres
             raise ValueError(f"{kind}: FAISS cannot train {spelled!r} on {len(emb)} documents: "
-                             f"{str(err).strip().splitlines()[-1]}") from None
+                             f"{faiss_reason(err)}") from None
         params = {"factory": factory, "index": spelled, "kind": kind, "rerank": int(rerank),
                   **({"nlist": nlist} if "{nlist}" in factory else {}), **({"M": M} if "{M}" in factory else {})}
         return cls(index, params)
+
+    @classmethod
+    def sweeps_budget(cls, factory: str = "", **build_defaults) -> bool:
+        from ehi.search.factory_kinds import probe_index
+
+        return budget_knob(probe_index(factory)[0]) != "exact"
 
     def _set(self, budget_value: int, k: int) -> int:
         """Set the knob (and the refinement's candidates for ``k``); returns the value set."""

@@ -53,7 +53,9 @@ class PartitionSearcher(IVFPQSearcher):
         nlist = min(int(nlist or default_nlist(n_docs)), n_docs)
         if scoring not in SCORINGS:
             raise ValueError(f"partition scoring {scoring!r}: expected one of {SCORINGS}")
-        leaf, centroids = checked_partition(partitioner, resolve(partitioner)(emb, nlist, seed), n_docs, dim, nlist)
+        function = resolve(partitioner)
+        _check_signature(partitioner, function)
+        leaf, centroids = checked_partition(partitioner, function(emb, nlist, seed), n_docs, dim, nlist)
         quantizer = faiss.IndexFlatIP(dim)
         quantizer.add(centroids)  # complete: train() fits the codes only
         metric = faiss.METRIC_INNER_PRODUCT
@@ -74,6 +76,20 @@ class PartitionSearcher(IVFPQSearcher):
             ivf = fast_scan(ivf, quantizer)
         index = with_refine(ivf, emb, rerank) if rerank > 0 else ivf
         return cls(index, {**params, "rerank": int(rerank)})
+
+
+def _check_signature(partitioner: str, function) -> None:
+    """A partitioner that cannot take (emb, n_lists, seed) is named, not a TypeError of a lambda."""
+    import inspect
+
+    from ehi.core.plugins import PluginError
+
+    try:
+        inspect.signature(function).bind(None, 1, 0)
+    except TypeError as err:
+        raise PluginError(f"partitioner {partitioner}: cannot be called as f(emb, n_lists, seed) ({err})") from None
+    except ValueError:  # a builtin without a signature: called as it is
+        pass
 
 
 def checked_partition(partitioner: str, result, n_docs: int, dim: int, nlist: int) -> tuple[np.ndarray, np.ndarray]:

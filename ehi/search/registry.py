@@ -109,8 +109,7 @@ _BUILTIN = (
     AnnKind("tree-pq", "ehi.search.exported:ExportedIndex", lambda n, s: [{}], ("ehi_beams", *PQ_SETTINGS),
             tuned=False, marker="o", in_paper=False, from_index=f"{_ON_INDEX}:pq_tree_search", encoders=("ehi",),
             ehi_search=True, colours=(("ehi", "#ff9896"), ("ehi-warm", "#c45a5a"))),
-    AnnKind("exact", f"{_FAISS}:FlatSearcher", lambda n, s: [{}], tuned=False, marker="*",
-            from_shards=f"{_SHARDS}:flat_from_shards",
+    AnnKind("exact", f"{_FAISS}:FlatSearcher", lambda n, s: [{}], tuned=False, marker="*", from_shards=f"{_SHARDS}:flat_from_shards",
             colours=(("ehi", "#ff7f0e"), ("ehi-warm", "#b35806"), ("de", "#1f77b4"), ("pre", "#7f7f7f"))),
     AnnKind("faiss-ivf", f"{_FAISS}:IVFSearcher", ivf_grid, ("ivf_nlist",), marker="s",
             from_shards=f"{_SHARDS}:ivf_from_shards", colours=(("ehi", "#e377c2"), ("de", "#17becf"))),
@@ -173,8 +172,9 @@ def searches() -> tuple[str, ...]:
 
 def budgeted(system: str) -> bool:
     """Whether a system's search has a budget to sweep (a tree's beam, IVF's nprobe, ...) rather than
-    scoring every document, as its kind's searcher says: what a report reads instead of its name."""
-    return ann_kind(system.split("+", 1)[-1]).searcher_class().budget_param != "exact"
+    scoring every document, as its kind's searcher says (a FAISS factory's, by its string)."""
+    kind = ann_kind(system.split("+", 1)[-1])
+    return kind.searcher_class().sweeps_budget(**dict(kind.build_defaults))
 
 
 def entries(plugins: bool = True) -> tuple[AnnKind, ...]:

@@ -21,3 +21,13 @@ def test_world_knobs_fill_the_defaults_and_refuse_unknown_keys():
     assert world_knobs({"n_docs": 7})["n_docs"] == 7 and world_knobs({})["query_noise"] == 0.6
     with pytest.raises(UserError, match="worlds entry 'w': unknown vector world key"):
         check_worlds({"w": {"ndocs": 7}})
+
+
+@pytest.mark.parametrize("knobs, says", [
+    ({"dim": 0}, "dim: 0 is below 1"), ({"n_docs": 1e6}, "not an integer"), ({"doc_noise": -1}, "doc_noise"),
+    ({"dtype": "int8"}, "dtype"), ({"n_docs": 10 ** 13}, "of memory"),
+])
+def test_a_world_knob_out_of_range_is_refused_before_any_job_naming_the_entry(tmp_path, knobs, says):
+    with pytest.raises(UserError, match=f"worlds entry 'w': vector world .*{says}"):
+        check_worlds({"w": knobs}, root=tmp_path)
+    assert not any(tmp_path.iterdir())  # checked, nothing allocated or written

@@ -121,6 +121,8 @@ def test_a_world_killed_at_a_random_moment_is_the_old_one_or_the_new_one_whole(t
     ("n_docs", 0, "n_docs: 0 is below 1"), ("dim", 0, "dim: 0 is below 1"), ("n_docs", 1e6, "not an integer"),
     ("seed", -1, "seed: -1 is below 0"), ("doc_noise", float("nan"), "doc_noise"), ("asymmetry", -1.0, "asymmetry"),
     ("mean_relevant", 0.5, "mean_relevant"), ("dtype", "int8", "dtype"), ("n_docs", 10 ** 13, "of memory"),
+    ("asymmetry", 1e308, "is above 1e"),  # every query was written as the zero vector
+    ("mean_relevant", 10 ** 6, "above n_docs"),  # one facet: every document relevant to every query
 ])
 def test_a_knob_out_of_range_is_refused_in_one_line_before_anything_is_written(tmp_path, knob, value, says):
     from ehi.core.errors import ConfigError

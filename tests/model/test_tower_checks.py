@@ -57,6 +57,8 @@ def test_a_tower_on_a_text_dataset_is_refused(worlds, tmp_path):
     ('{"vectors": "VEC", "kind": "cnn"}', "kind 'cnn'"), ('{"vectors": "VEC", "shared": "yes"}', "shared is 'yes'"),
     ('{"vectors": "VEC", "hidden": -3}', "hidden is -3"), ('{"vectors": "VEC", "depth": 2}', "unknown key"),
     ('{"vectors": "/no/such/folder"}', "not an embeddings folder"),
+    ('{"vectors": "VEC", "dim": 5}', "dim is 5, but its vectors"),  # a width the vectors lack: late shape errors
+    ('{"vectors": "VEC", "dim": 0}', "dim is 0, below 1"),
 ])
 def test_a_bad_spec_is_refused_in_one_line_at_the_check_and_at_load(worlds, tmp_path, spec, says):
     tower = tmp_path / "t"

@@ -50,6 +50,13 @@ def test_a_significant_shortfall_fails_both_the_claim_and_its_significance(tmp_p
     assert table.loc["a: significance", "verdict"] == "FAIL"
 
 
+def test_a_config_without_an_ehi_system_gets_every_claim_not_applicable(tmp_path):
+    """systems: [pre+exact, pre+faiss-ivf]: rule significance writes a table without rows, and the
+    claims rule of `all` reads it: each claim n/a (no comparison), not an IndexError."""
+    table = evaluate_claims(results(tmp_path, []), SPEC)
+    assert list(table.verdict) == ["n/a"] * len(SPEC["claims"]) and (table.comparisons == 0).all()
+
+
 def test_shipped_claims_file_and_command(tmp_path, capsys):
     spec = load_claims()
     assert set(spec["claims"]) == {"a", "b", "c", "e", "f", "g"}

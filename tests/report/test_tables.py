@@ -1,6 +1,7 @@
 """ehi.report.tables: the KMR, leaf-balance and ablation tables, from hand-made frames and from
 the committed results of the synthetic default (whose rendered CSV must come out again)."""
 
+import re
 import shutil
 from pathlib import Path
 
@@ -132,6 +133,7 @@ def _tampered_summary(change):
     (lambda f: f.assign(value=np.where(f.metric.str.startswith("recall"), np.inf, f.value)), "first inf"),
     (lambda f: f.assign(frac_visited=np.nan), "frac_visited nan"),
     (lambda f: f.assign(dataset="fiqa"), "rows of dataset 'fiqa', in the results of 'scifact'"),
+    (lambda f: f.assign(frac_visited=np.where(f.system == "ehi+tree", 1.5, f.frac_visited)), "frac_visited 1.5"),
 ])
 def test_the_report_refuses_a_summary_with_nan_metrics_repeated_keys_or_no_rows(tmp_path, change, said):
     """A NaN metric would render as the mark of a budget not reached, a repeated row as a second
@@ -186,3 +188,36 @@ def test_a_report_killed_at_a_random_moment_leaves_each_table_whole_and_the_figu
     assert now["figures"] in (earlier["figures"], reference["figures"]), f"killed after {delay:.1f} s"
     subprocess.run(command(tmp_path / "out", new), check=True, env=env, capture_output=True)
     assert {kind: files(tmp_path / "out" / kind) for kind in ("tables", "figures")} == reference
+
+
+def test_rows_of_a_system_the_config_does_not_list_are_left_out_with_a_note(tmp_path, caplog):
+    """Cached results of a system since dropped from search.systems (a report-only rerun): not
+    rendered as if the config asked for it; the KMR table and the log say which were left out."""
+    results = REPO / "results" / "scifact"
+    listed = ("de+exact", "ehi+tree", "ehi+exact")
+    report(results, "scifact", ["main"], {}, ["ndcg@10"], [0.1], tmp_path / "tables", tmp_path / "figures",
+           n_permutations=200, systems=listed)
+    kmr = pd.read_csv(tmp_path / "tables" / "scifact_kmr.csv")
+    assert set(kmr.system) == set(listed)
+    sig = pd.read_csv(tmp_path / "tables" / "scifact_significance.csv")
+    assert set(sig.system_a) | set(sig.system_b) <= set(listed) and len(sig)
+    note = "which this config does not list (search.systems, evaluation.variant_systems): left out of the tables"
+    assert "de+faiss-ivf" in (tmp_path / "tables" / "scifact_kmr.md").read_text() and note in caplog.text
+
+
+@pytest.mark.parametrize("change, said", [
+    (lambda f: f.assign(p_adjusted=2.0), "impossible p_adjusted value(s), first 2.0"),
+    (lambda f: f.assign(mean_a=np.where(f.metric == "ndcg@10", 7.0, f.mean_a)), "impossible mean_a value(s), first 7.0"),
+    (lambda f: f.assign(dataset="fiqa"), "rows of dataset 'fiqa', in the results of 'scifact'"),
+])
+def test_the_report_refuses_a_significance_table_with_impossible_values(tmp_path, change, said):
+    """Rendered as they were, with exit 0: a p-value of 2, a mean nDCG@10 of 7, another dataset's tests."""
+    from ehi.core.errors import DataError
+
+    results = tmp_path / "scifact"
+    shutil.copytree(REPO / "results" / "scifact", results)
+    frame = read_table(results / "significance.parquet")
+    change(frame).to_parquet(results / "significance.parquet")
+    with pytest.raises(DataError, match=re.escape(said)):
+        report(results, "scifact", ["main"], {}, ["ndcg@10"], [0.1], tmp_path / "tables", tmp_path / "figures")
+    assert not (tmp_path / "tables").exists() or not any((tmp_path / "tables").iterdir())

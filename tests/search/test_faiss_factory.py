@@ -73,6 +73,33 @@ def test_a_factory_that_faiss_refuses_names_the_kind_and_the_string():
         FactorySearcher.build(unit(300), "IVF{nlist},SQ5", nlist=4, kind="sq")
 
 
+@pytest.mark.parametrize("factory, dim, says", [
+    ("Foo", 32, "could not parse index string Foo"), ("IVF{nlist},Fl@t", None, "could not parse code description"),
+    ("IVF{nlist},PQ7", 32, "multiple of the number of subquantizers"), ("LSH", 32, "METRIC_L2"),
+    ("HNSW{nlist}", None, "not an IVF's list count"), ("PQ{nlist}", 34, "not an IVF's list count"),
+    ("NSG32,Flat", 32, "IndexNSGFlat is a graph whose budget is not counted"),  # was counted as N scored
+    ("IDMap,Flat", 32, "adds documents by position"), ("PCA64,IVF{nlist},Flat", 32, "PCA to 64 dimensions of 32"),
+])
+def test_a_factory_faiss_cannot_build_or_whose_nlist_is_no_ivf_is_refused_naming_the_key(factory, dim, says):
+    """What the search job would have failed on after training, refused while the Snakefile is parsed."""
+    with pytest.raises(ConfigError, match=rf"^config search\.faiss_factories\.mine: .*{says}"):
+        factory_kinds.check_factories({"mine": factory}, dim)
+
+
+def test_a_factory_is_checked_over_the_data_width_where_known_and_over_several_where_not():
+    factory_kinds.check_factories({"pq7": "IVF{nlist},PQ7", "opq": OPQ, "hnsw": "HNSW{M},Flat"}, None)
+    factory_kinds.check_factories({"pq7": "IVF{nlist},PQ7"}, 56)
+    with pytest.raises(ConfigError, match="over the embeddings' 384 dimensions"):
+        factory_kinds.check_factories({"pq7": "IVF{nlist},PQ7"}, 384)
+
+
+def test_an_exhaustive_factory_is_no_budgeted_search(factories):
+    """The ablation tables read a budgeted search at a fraction of work, an exhaustive one at 1.0."""
+    factories({"flat-f": "Flat", "ivf-f": "IVF{nlist},Flat", "hnsw-f": "HNSW{M}"})
+    assert [registry.budgeted(f"ehi+{k}") for k in ("flat-f", "ivf-f", "hnsw-f", "exact", "tree")] == \
+        [False, True, True, False, True]
+
+
 def test_factories_register_as_ordinary_kinds_with_their_own_params(factories):
     factories({"opq-ivfpq": OPQ, "hnsw-sq": "HNSW{M},SQ8"})
     factories({"opq-ivfpq": OPQ})  # the same string again: nothing

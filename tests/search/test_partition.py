@@ -49,6 +49,13 @@ def test_a_faulty_partition_is_refused_in_one_line(monkeypatch, fault):
     assert f"partitioner {__name__}:faulty" in str(err.value)
 
 
+def test_a_partitioner_of_another_signature_is_named(monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "two_args", lambda emb, n_lists: balanced(emb, n_lists, 0), raising=False)
+    emb = np.random.default_rng(0).standard_normal((N, D)).astype(np.float32)
+    with pytest.raises(PluginError, match=rf"partitioner {__name__}:two_args: cannot be called as f\(emb, n_lists, seed\)"):
+        PartitionSearcher.build(emb, f"{__name__}:two_args", nlist=LISTS)
+
+
 def test_a_sound_partition_searches_every_document_at_full_budget():
     emb = np.random.default_rng(0).standard_normal((N, D)).astype(np.float32)
     searcher = PartitionSearcher.build(emb, f"{__name__}:balanced", nlist=LISTS)

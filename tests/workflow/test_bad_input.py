@@ -23,6 +23,8 @@ CHECKED_ONLY_AFTER_TRAINING = [
      "config ablations.bad[0].epochs: 'three' is not of type 'integer'"),
     ("a diagnostic beam beyond B^H", {"train": {"diagnostic_beam": 99}}, "config train.diagnostic_beam: 99 exceeds"),
     ("more leaves than documents", {"train": {"height": 4}}, "256 leaves, more than the corpus's 200 documents"),
+    ("a FAISS factory FAISS cannot build", {"search": {"faiss_factories": {"mine": "IVF{nlist},PQ7"}}},
+     "config search.faiss_factories.mine: FAISS cannot build 'IVF{nlist},PQ7' by inner product over the embeddings' 32"),
     ("tuning on the evaluated split", {"search": {"tune_split": "test"}}, "config search.tune_split: 'test' is also evaluation.split"),
     ("a variant system of an undefined variant", {"evaluation": {"variant_systems": {"ehi-warm+tree": "indexer_init~kmeans/ehi+tree"}}},
      "config evaluation.variant_systems.ehi-warm+tree: variant 'indexer_init~kmeans' is not an ablation variant"),

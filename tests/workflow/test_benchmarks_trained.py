@@ -143,6 +143,9 @@ def test_groups_are_built_and_timed_apart_with_the_same_answers(tmp_path, tiny_d
     (["--max-frac", "0"], "not a fraction > 0"), (["--max-frac", "nan"], "not a fraction > 0"),
     (["--hnsw-m", "0"], "0 is below 2"), (["--lists", "0"], "0 is below 1"), (["--rounds", "0"], "0 is below 1"),
     (["--threads", "two"], "'two' is not an integer"), (["--seed", "-1"], "-1 is below 0"),
+    (["--max-frac", "2"], "not a fraction > 0 and <= 1"), (["--logs", "/no/such"], "--logs /no/such: not a directory"),
+    (["--peer-encoder", "de"], "--peer-encoder: de+faiss-ivf has no emb/corpus.npy"),  # was a report without peers
+    (["--seed", "5"], "--seed: ehi+faiss-ivf has no emb/corpus.npy"),  # was an AttributeError
 ])
 def test_a_bad_flag_is_refused_in_one_line_before_anything_is_built(tmp_path, tiny_dataset, capsys, flags, says):
     res = tmp_path / "res"

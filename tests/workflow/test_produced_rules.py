@@ -1,8 +1,8 @@
 """Worlds, towers and gain tables are jobs of the DAG (workflow/rules/produced.smk, gain.smk): a
 fresh clone's dry run of the scale study plans every world and its gain tables, the joint pilot's
 its tower too; a tiny world and a tower over
-it are written by those rules and prepared as a dataset; an unknown world knob is refused by the
-dry run, naming the entry."""
+it are written by those rules and prepared as a dataset; a world knob unknown or out of range is
+refused by the dry run, naming the entry."""
 
 import json
 import re
@@ -69,9 +69,14 @@ def test_a_world_and_a_tower_over_it_are_written_by_rules_prepared_and_described
     assert facts["world"] == world
 
 
-def test_an_unknown_world_knob_is_refused_by_the_dry_run(tmp_path):
-    said = refused_dry_run(tmp_path, {"worlds": {"typo": {"n_doc": 10}}})
-    assert "worlds entry 'typo': unknown vector world key(s) ['n_doc']" in said
+@pytest.mark.parametrize("knobs, says", [
+    ({"n_doc": 10}, "unknown vector world key(s) ['n_doc']"),
+    ({"dim": 0}, "vector world dim: 0 is below 1"),  # a world data accepted, on which FAISS died of SIGFPE
+    ({"n_docs": 10 ** 12}, "vector world n_docs/dim/queries: generating 1000000000000 x 384 needs"),  # before allocating
+])
+def test_a_world_knob_unknown_or_out_of_range_is_refused_by_the_dry_run(tmp_path, knobs, says):
+    said = refused_dry_run(tmp_path, {"worlds": {"typo": knobs}})
+    assert f"worlds entry 'typo': {says}" in said
 
 
 def test_a_beir_view_renames_qrels_splits_without_copying(tmp_path):

@@ -17,6 +17,7 @@ from ehi.core.config import canonical
 from ehi.core.config_schema import variant_columns, variant_key_order
 from ehi.train.model_keys import model_settings
 from ehi.search.grids import tree_leaf_count
+from ehi.search.factory_kinds import check_factories
 from ehi.search.registry import ann_kind, rule_settings
 from ehi.evaluate.variant_systems import resolve as resolve_variant_systems
 from ehi.evaluate.seeds import setting_replicas, split_replica
@@ -49,11 +50,13 @@ with exit_on_user_error("snakemake"):
     check_manifest(DATA_DIR)  # first: check_config reads the prepared dataset's size and splits from it
     check_config(config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"), DATA_DIR,
                  metric_families())
-    # values against facts the schema cannot see: the encoder, its dimension, the corpus size (a
-    # report-only run reads neither: a fresh clone re-renders committed results without them)
+    # values against facts the schema cannot see: the encoder, its dimension, the corpus size, the
+    # FAISS factory strings built over that dimension (a report-only run reads none of them: a fresh
+    # clone re-renders committed results without them)
     if not REPORT_ONLY:
-        check_values(config, lambda system: rule_settings(config["search"], system),
-                     known_corpus_size(config["dataset"], DATA_DIR), produced_folders(config))
+        dim = check_values(config, lambda system: rule_settings(config["search"], system),
+                           known_corpus_size(config["dataset"], DATA_DIR), produced_folders(config))
+        check_factories(config["search"]["faiss_factories"], dim)
 # The conda environment every rule runs in (pip users already have it through pyproject.toml).
 ENV = "../envs/ehi.yaml"
 
