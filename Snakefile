@@ -1,11 +1,14 @@
 # EHI reproduction pipeline. The stages live in workflow/rules/ (one file each, in pipeline order);
 # the work itself lives in the `ehi` package. docs/configuration.md lists the targets.
+import atexit
+import logging
 import os
 import shutil
 
 from snakemake.utils import min_version, validate
 
 from ehi.core.config_files import read_config_files
+from ehi.core.console import one_line_a_job
 from ehi.core.config_schema import validate_config
 from ehi.core.errors import exit_on_user_error
 from ehi.search.factory_kinds import register_factories
@@ -17,6 +20,11 @@ from ehi.vector_checks import check_vector_dataset_name
 pin_kernels()
 
 min_version("9.0")
+
+# Under --quiet rules (the README's command), Snakemake's own console comes down to a line a job
+# (ehi/core/console.py); its log file under .snakemake/log/ keeps every line
+if not workflow.modifier.namespace:
+    one_line_a_job(logging.getLogger("snakemake.logging"), workflow.output_settings.quiet, workflow.dryrun)
 
 
 # The embedded default, unless configs are given with --configfile: each config under config/ is
@@ -44,12 +52,14 @@ if not workflow.modifier.namespace:
     # the front page of `snakemake --report`: what the run was and where its claims are
     report: "workflow/report/workflow.rst"
 
-    # the run's last line: what to open (the claims' verdicts, the KMR table and figure)
+    # the run's last line: what to open (the claims' verdicts, the KMR table and figure), printed as
+    # the process exits, so it comes after Snakemake's log-file and elapsed-time lines
     onsuccess:
         from ehi.report.missing import what_to_open
 
-        for line in what_to_open(list(config.get("datasets") or [config["dataset"]["name"]])):
-            print(line)
+        opened = what_to_open(list(config.get("datasets") or [config["dataset"]["name"]]))
+        if opened:
+            atexit.register(print, "\n".join(opened))
 
 
 # Folders the datasets read that the DAG makes itself (built and encoded collections): once, at the

@@ -87,24 +87,37 @@ def _verdict(values, threshold) -> str:
     return f"{state} ({sum(met)}/{len(met)} points; lowest {lo[2]:.2f} on {lo[0]} at {lo[1]})"
 
 
+# EHI's own searches in the benchmark: its tree's colour and marker, told apart by the line
+EHI_LINES = {"ehi-scan": "-", "ehi-torch": ":"}
+
+
+def _look(system: str) -> dict:
+    """A system's look in the reports (ehi.report.styles): a peer its kind on EHI's vectors, EHI's searches its tree."""
+    from ehi.report.styles import style
+    look = style("ehi+tree" if system in EHI_LINES else f"ehi+{system}")
+    return {"color": look["color"], "marker": look["marker"], "linestyle": EHI_LINES.get(system, "-")}
+
+
 def _figures(out: Path, curves: pd.DataFrame, beams: pd.DataFrame | None) -> list[str]:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from matplotlib.ticker import PercentFormatter
     names = []
     datasets = list(curves.dataset.unique())
-    fig, axes = plt.subplots(1, len(datasets), figsize=(5.5 * len(datasets), 4), squeeze=False)
-    # one colour per system across the panels (each panel's own cycle would give it another)
-    colours = {system: f"C{i % 10}" for i, system in enumerate(dict.fromkeys(curves.system))}
+    fig, axes = plt.subplots(1, len(datasets), figsize=(5.5 * len(datasets), 4.2), squeeze=False)
     for ax, dataset in zip(axes[0], datasets):
         for system, c in curves[curves.dataset == dataset].groupby("system", sort=False):
             c = c.sort_values("recall")
-            ax.plot(c.recall, c.qps, marker="o", ms=3, label=system, color=colours[system])
-        ax.set(xlabel="Recall@100 vs exact", ylabel="queries/s (batched)", yscale="log", title=dataset)
+            ax.plot(c.recall, c.qps, ms=4, label=system, **_look(system))
+        ax.set(xlabel="Recall@100 against exact search", ylabel="queries/s (batched, log scale)", yscale="log",
+               title=f"{dataset}: speed against recall")
+        ax.xaxis.set_major_formatter(PercentFormatter(1.0))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
+    fig.suptitle(f"The search benchmark: every index over the same vectors, {curves.threads.iloc[0]} search threads", fontsize=10)
     fig.tight_layout()
     fig.savefig(out / "search_qps_recall.png", dpi=120)
     plt.close(fig)

@@ -6,7 +6,9 @@ memory and training time against N.
 QPS at equal quality is each system's fastest measured point reaching ``share`` of the best
 nDCG@10 any system of that folder reaches, with the fewest threads measured; a system that never
 reaches it has no point at that N. The IVF with as many lists as the tree has leaves is named
-``faiss-ivf-L`` at every N, whatever its list count.
+``faiss-ivf-L`` at every N, whatever its list count. An index memory reading below its documents'
+ids (4 bytes each) is left out: resident growth that small is the heap a freed index left, not
+the index (ScaNN's 2 MiB at 10^6, docs/findings.md).
 
     python -m benchmarks.trained_growth results/benchmarks/trained_world_1e4 \
         results/benchmarks/trained_world_1e6 --out results/benchmarks/trained_growth
@@ -24,6 +26,8 @@ import pandas as pd
 from benchmarks.trained_report import fastest_reaching
 
 SHARE = 0.95
+ID_BYTES = 4  # the least an index of N documents holds: their ids
+SERIES = 8  # lines a panel at most: the trees in each row, the baselines split over rows
 _LISTS = re.compile(r"(faiss-ivf-L)\d+$")
 
 
@@ -48,35 +52,43 @@ def growth_table(folders: list[Path], share: float = SHARE) -> pd.DataFrame:
                          "frac_scored": np.nan if point is None else float(point.frac_scored),
                          **{k: float(c.get(k, np.nan)) for k in ("build_s", "index_mb", "train_s", "train_max_rss_mb")},
                          "folder": Path(folder).as_posix()})
-    return pd.DataFrame(rows).sort_values(["system", "n_docs"], ignore_index=True)
+    table = pd.DataFrame(rows).sort_values(["system", "n_docs"], ignore_index=True)
+    table.loc[table.index_mb < ID_BYTES * table.n_docs / 2**20, "index_mb"] = np.nan
+    return table
 
 
 def growth_figure(table: pd.DataFrame, path: Path, share: float = SHARE) -> Path:
-    """Four log-log panels against N, one line per system in its report colour and marker."""
+    """Four log-log panels against N, one line per system in its report colour and marker; a row of
+    panels a group of baselines, each beside EHI's trees, so no panel draws more than SERIES lines."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ehi.report.styles import label, style
+    from ehi.report.styles import is_ehi_search, label, note_beyond, style
 
+    systems = list(dict.fromkeys(table.system))
+    trees = [s for s in systems if is_ehi_search(s)]
+    others = [s for s in systems if s not in trees]
+    groups = [list(g) for g in np.array_split(others, max(1, -(-len(others) // max(1, SERIES - len(trees)))))]
     panels = (("qps", f"QPS at {share:.0%} of the best nDCG@10 (1 thread)"), ("build_s", "build seconds"),
               ("index_mb", "index memory (MiB, resident growth)"), ("train_s", "tree training seconds (train_ehi)"))
-    fig, axes = plt.subplots(1, len(panels), figsize=(15, 3.8))
-    for ax, (col, title) in zip(axes, panels):
-        for system, rows in table.groupby("system", sort=False):
-            rows = rows[np.isfinite(rows[col]) & (rows[col] > 0)]
-            if rows.empty:
-                continue
-            look = style(system)
-            ax.plot(rows.n_docs, rows[col], color=look["color"], marker=look["marker"], label=label(system))
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("documents N")
-        ax.set_title(title, fontsize=9)
-        ax.grid(alpha=0.3, which="both")
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
+    fig, axes = plt.subplots(len(groups), len(panels), figsize=(15, 3.6 * len(groups)), squeeze=False, sharex=True)
+    for row, group in zip(axes, groups):
+        for ax, (col, title) in zip(row, panels):
+            for system in trees + group:
+                rows = table[(table.system == system) & np.isfinite(table[col]) & (table[col] > 0)]
+                if not rows.empty:
+                    look = style(system)
+                    ax.plot(rows.n_docs, rows[col], color=look["color"], marker=look["marker"], label=label(system))
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel("documents N" if row is axes[-1] else "")
+            ax.set_title(title, fontsize=9)
+            ax.grid(alpha=0.3, which="both")
+        handles, labels = row[0].get_legend_handles_labels()
+        row[-1].legend(handles, labels, loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=8)
+    note_beyond(fig, systems)
     fig.suptitle("The trained-index benchmark against N (scale study worlds)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=150, bbox_inches="tight")
@@ -96,7 +108,9 @@ def main(argv=None) -> None:
     shown = table.drop(columns="folder").round({"target_ndcg@10": 3, "qps": 1, "frac_scored": 4, "build_s": 1,
                                                 "index_mb": 0, "train_s": 0, "train_max_rss_mb": 0})
     args.out.with_suffix(".md").write_text(f"# The trained-index benchmark against N\n\nFrom "
-                                           f"{', '.join(f'`{f}`' for f in args.folders)}.\n\n"
+                                           f"{', '.join(f'`{f}`' for f in args.folders)}. An index memory below "
+                                           f"{ID_BYTES} bytes a document (its ids alone) is left out (nan): "
+                                           "resident growth that small is the heap a freed index left.\n\n"
                                            + shown.to_markdown(index=False) + "\n")
     growth_figure(table, args.out.with_suffix(".png"), args.share)
 

@@ -301,7 +301,7 @@ def test_every_snakemake_target_and_ehi_subcommand_exists(doc):
 def test_the_checks_see_what_they_check():
     """The extractors find the README's main command, a config key, a module and a link."""
     readme = markdown(REPO / "README.md")
-    assert ["--cores", "8", "all", "--quiet", "rules", "host", "progress"] in command_lines(readme, "snakemake")
+    assert ["--cores", "8", "all", "--quiet", "rules", "host"] in command_lines(readme, "snakemake")
     assert "train.seeds" in config_keys(readme) and not schema_has("train.no_such_key")
     assert "ehi.load_index" in python_names(readme) or "ehi.search.shards" in python_names(readme)
     assert missing_paths("`tests/test_no_such_file.py`") == ["tests/test_no_such_file.py"]

@@ -9,13 +9,15 @@ reads the ``snakemake`` object a script is given and imports nothing of Snakemak
 The console is Snakemake's: a job's own stderr (FAISS's "please provide at least N training points"
 and ScaNN's absl lines, written by C++ straight to file descriptor 2, Python warnings, progress
 bars, INFO lines) goes to the job's log file; the console gets its warnings and errors only, and
-stdout (a command's printed result, such as the claims' verdicts).
+stdout (a command's printed result, such as the claims' verdicts). Its console lines carry the job's
+label (``[synthetic seed~1 floor]``, ehi.core.console): several jobs share the console.
 """
 
 import logging
 import os
 import sys
 
+from ehi.core.console import job_label
 from ehi.core.errors import report_uncaught
 from ehi.core.kernels import pin_kernels
 
@@ -36,6 +38,7 @@ def stderr_to_log(path: str):
 def setup(snakemake) -> logging.Logger:
     """Logging and error reporting for the job ``snakemake`` describes; returns the rule's logger."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    line = "%(asctime)s %(name)s %(levelname)s %(message)s"
     console = logging.StreamHandler(sys.stderr)
     handlers = [console]
     if snakemake.log:
@@ -43,7 +46,8 @@ def setup(snakemake) -> logging.Logger:
         console = logging.StreamHandler(stderr_to_log(snakemake.log[0]))
         console.setLevel(logging.WARNING)
         handlers = [console, logging.FileHandler(snakemake.log[0], mode="a")]
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", handlers=handlers, force=True)
+    logging.basicConfig(level=logging.INFO, format=line, handlers=handlers, force=True)
+    console.setFormatter(logging.Formatter(line.replace("%(name)s", f"{job_label(snakemake)} %(name)s".lstrip())))
     if "torch" in sys.modules:  # keep torch within the threads Snakemake gave this job
         sys.modules["torch"].set_num_threads(max(1, int(snakemake.threads)))
     log = logging.getLogger(snakemake.rule)

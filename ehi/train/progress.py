@@ -9,19 +9,16 @@ bars and everything else (tail -f logs/<dataset>/<variant>/train_<model>.log for
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
-import re
 import time
 from pathlib import Path
 from typing import Callable
 
+from ehi.core.console import label
+
 log = logging.getLogger("ehi.train.progress")
-# {variant path: its name} the workflow puts in the jobs' environment (workflow/rules/common.smk)
-VARIANT_NAMES_ENV = "EHI_VARIANT_NAMES"
-_SEED_PART = re.compile(r"(?:^|/)seed~(-?\d+)$")  # ehi.evaluate.seeds' replica paths: ``<variant>/seed~S``
 
 LOSS_TERMS = ("loss", "siamese", "indexing", "intra_leaf", "neighbour")  # ehi.train.step's, total first
 EVERY_SECONDS = 60.0  # within an epoch; a SciFact epoch on a CPU takes up to 18 minutes
@@ -29,18 +26,13 @@ EVERY_SECONDS = 60.0  # within an epoch; a SciFact epoch on a CPU takes up to 18
 
 def job_label(out_dir: str | os.PathLike) -> str:
     """``[synthetic seed~1 floor]`` for a training writing to ``resources/synthetic/<variant>/<model>/train``
-    (``<variant>`` = ``<setting>/seed~1``, the setting called by its name in $EHI_VARIANT_NAMES):
-    which dataset, seed and setting a console line is about when several train at once; "" for a
-    folder outside ``resources/``."""
+    (ehi.core.console.label): which dataset, seed and setting a console line is about when several
+    train at once; "" for a folder outside ``resources/``."""
     parts = Path(out_dir).parts
     if "resources" not in parts or len(parts) - parts.index("resources") < 5:
         return ""
     dataset, *variant = parts[parts.index("resources") + 1: -2]
-    variant = "/".join(variant)
-    seed = _SEED_PART.search(variant)
-    setting = (variant[: seed.start()] or "main") if seed else variant
-    names = json.loads(os.environ.get(VARIANT_NAMES_ENV) or "{}")
-    return "[" + " ".join([dataset, *([f"seed~{seed.group(1)}"] if seed else []), names.get(setting, setting)]) + "]"
+    return label(dataset, "/".join(variant))
 
 
 def started(name: str, n_pairs: int, n_batches: int, epochs: int, out, first_epoch: int) -> None:

@@ -132,3 +132,53 @@ def test_a_frozen_encoders_flat_exact_search_panel_says_so(drawn):
     assert "dev nDCG@10, exact search" + figures.FROZEN_NOTE in titles[0]
     assert "dev nDCG@10, exact search" in titles[1]  # it moved: nothing to say
     assert not any(t.endswith(figures.FROZEN_NOTE) for t in titles[0] - {"dev nDCG@10, exact search" + figures.FROZEN_NOTE})
+
+
+def _panels(fig) -> list:
+    return [ax for ax in fig.axes if ax.axison]
+
+
+def test_the_gain_growth_and_benchmark_figures_keep_the_contract(monkeypatch, tmp_path):
+    """The scale study's gain figure, the trained benchmark's growth figure and the search benchmark's
+    speed/recall figure: a title on every panel, each system in its registry colour, at most eight
+    series a panel, percent ticks on a fraction axis."""
+    import matplotlib.pyplot as plt
+
+    from benchmarks import report, trained_growth
+    from ehi.report import gain
+
+    kept = []
+    monkeypatch.setattr(gain, "save_figure", lambda fig, path: kept.append(fig) or path)
+    monkeypatch.setattr(plt, "close", lambda fig=None: None)  # the benchmark figures stay open to be read
+    rows = [{"dataset": ds, "metric": m, "tree": t, "ivf": i, "budget": b, "gain": 0.01, "gain_sd": 0.002, "p_holm": 0.01}
+            for ds in ("w1", "w2", "w3", "w4", "w5") for m in gain.METRICS for t in gain.TREES for i in gain.IVFS
+            for b in (0.01, 0.05, 0.2)]
+    gain.gain_figure(pd.DataFrame(rows), tmp_path / "gain.png")
+    growth = pd.DataFrame([{"n_docs": n, "system": s, "qps": 1e3, "build_s": 1.0, "index_mb": 10.0, "train_s": 5.0}
+                           for n in (10_000, 1_000_000) for s in ("ehi+tree", "ehi+tree-pq", "ehi-floor+tree",
+                                                                  *(f"ehi+{k}" for k in kinds() if k != "tree"))])
+    trained_growth.growth_figure(growth, tmp_path / "growth.png")
+    curves = pd.DataFrame([{"dataset": "toy", "system": s, "recall": r, "qps": 100 / r, "threads": 1}
+                           for s in ("ehi-scan", "faiss-ivf", "faiss-hnsw", "scann") for r in (0.5, 0.9)])
+    report._figures(tmp_path, curves, None)
+    gain_fig, growth_fig, speed_fig = kept[0], *[plt.figure(n) for n in plt.get_fignums()[-2:]]
+    for fig in (gain_fig, growth_fig, speed_fig):
+        fig.canvas.draw()
+        for ax in _panels(fig):
+            assert ax.get_title(), fig
+            labelled = [line for line in ax.get_lines() if not line.get_label().startswith("_")]
+            labelled += [c for c in ax.containers if not c.get_label().startswith("_")]
+            assert 0 < len(labelled) <= 8, (ax.get_title(), len(labelled))
+    for ax in _panels(gain_fig):
+        assert all(t.get_text().endswith("%") for t in ax.get_xticklabels() if t.get_text())
+        for container in ax.containers:
+            tree = container.get_label().split(" − ")[0].removesuffix(BEYOND)
+            assert container.lines[0].get_color() == colour(tree)
+    for ax in _panels(growth_fig):
+        for line in ax.get_lines():
+            assert line.get_color() == colour(line.get_label().removesuffix(BEYOND))
+    ax = _panels(speed_fig)[0]
+    assert {line.get_label(): line.get_color() for line in ax.get_lines()} == {
+        "ehi-scan": colour("ehi+tree"), "faiss-ivf": colour("ehi+faiss-ivf"), "faiss-hnsw": colour("ehi+faiss-hnsw"),
+        "scann": colour("ehi+scann")}
+    assert all(t.get_text().endswith("%") for t in ax.get_xticklabels() if t.get_text())

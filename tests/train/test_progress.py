@@ -66,7 +66,8 @@ def test_a_short_epoch_gets_a_line_at_each_quarter_of_its_steps(caplog):
 
 
 def test_a_trainings_console_label_names_its_dataset_seed_and_setting(monkeypatch):
-    from ehi.train.progress import VARIANT_NAMES_ENV, job_label
+    from ehi.core.console import VARIANT_NAMES_ENV
+    from ehi.train.progress import job_label
 
     monkeypatch.setenv(VARIANT_NAMES_ENV, '{"indexer_init~ivf/floor~kmeans": "floor"}')
     assert job_label("resources/synthetic/main/ehi/train") == "[synthetic main]"

@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
 TEST_CONFIG = str(REPO / "config" / "test" / "test.yaml")
 PROBE = Path(__file__).resolve().parent / "figure_probe"
-QUIET = ["--quiet", "rules", "host", "progress"]  # the README's main command: no job blocks, the jobs' own lines
+QUIET = ["--quiet", "rules", "host"]  # the README's main command: a line a job, the jobs' own lines
 
 
 @dataclass(frozen=True)

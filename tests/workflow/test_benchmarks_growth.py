@@ -33,3 +33,22 @@ def test_growth_table_and_figure(tmp_path):
     assert tree.qps == 2.0 * 1e3 / 5 and tree.train_s == 60.0  # 1 thread, the first point reaching 0.57
     assert table[table.system == "ehi+faiss-ivfpq"].qps.isna().all()
     assert out.with_suffix(".png").stat().st_size > 0 and "1000000" in out.with_suffix(".md").read_text()
+
+
+def test_an_index_memory_below_its_documents_ids_is_left_out(tmp_path):
+    """ScaNN's 2 MiB at 10^6 documents (the heap a freed group left): less than 4 bytes a document."""
+    folder = _folder(tmp_path / "b", 1_000_000, 1000)
+    costs = pd.read_parquet(folder / "trained_costs.parquet").assign(index_mb=[2.0, 20.0, 1500.0])
+    costs.to_parquet(folder / "trained_costs.parquet")
+    table = trained_growth.growth_table([folder]).set_index("system")
+    assert np.isnan(table.loc["ehi-floor+tree", "index_mb"]) and table.loc["ehi+faiss-ivf-L", "index_mb"] == 20.0
+
+
+def test_the_committed_growth_table_is_what_its_committed_folders_give(tmp_path, monkeypatch, repo_root):
+    """results/benchmarks/trained_growth.* re-rendered by its command in docs/benchmarks.md."""
+    monkeypatch.chdir(repo_root)
+    out = tmp_path / "trained_growth"
+    trained_growth.main(["results/benchmarks/trained_world_1e4", "results/benchmarks/trained_world_1e6", "--out", str(out)])
+    committed = repo_root / "results" / "benchmarks" / "trained_growth"
+    assert out.with_suffix(".md").read_text() == committed.with_suffix(".md").read_text()
+    pd.testing.assert_frame_equal(pd.read_parquet(out.with_suffix(".parquet")), pd.read_parquet(committed.with_suffix(".parquet")))

@@ -22,7 +22,7 @@ from ehi.search.registry import ann_kind, rule_settings
 from ehi.evaluate.variant_systems import resolve as resolve_variant_systems
 from ehi.evaluate.seeds import setting_replicas, split_replica
 from ehi.report.styles import variant_names
-from ehi.train.progress import VARIANT_NAMES_ENV
+from ehi.core.console import VARIANT_NAMES_ENV
 
 include: "targets.smk"
 
@@ -93,7 +93,7 @@ def _ablation_variants():
 
 
 ABLATIONS = _ablation_variants()
-# the names a training's console lines call its setting by (ehi.train.progress.job_label): the
+# the names a job's console lines call its setting by (ehi.core.console.label): the
 # environment, not a param, since a param or shell change would retrain every cached model
 os.environ[VARIANT_NAMES_ENV] = json.dumps({**json.loads(os.environ.get(VARIANT_NAMES_ENV) or "{}"),
                                             **{v: n for v, n in variant_names(ABLATIONS).items() if v != "main"}})
