@@ -25,14 +25,18 @@ IVF_ELSE = "ehi+faiss-ivf"
 BUDGETS = (0.01, 0.05, 0.1, 0.5)  # 50%: where every real collection has a point
 AXES = (("n_docs", "documents N"), ("train_queries_per_leaf", "training queries a leaf"))
 GROUPS = {"world": ("o", "synthetic world"), "world_asym": ("^", "synthetic world, asymmetric queries"),
-          "collection": ("s", "real collection (work derived)")}
+          "collection": ("s", "real collection (work derived)"), "collection_counted": ("D", "real collection")}
 
 
 def group_of(row: pd.Series) -> str:
-    """Which family a dataset's row belongs to: a world (with or without asymmetry) or a collection."""
+    """Which family a dataset's row belongs to: a world (with or without asymmetry), or a collection
+    (no world knobs in its data facts) whose work was counted or derived."""
     if row.work == "derived":
         return "collection"
-    return "world_asym" if float(row.get("asymmetry", 0.0) or 0.0) > 0 else "world"
+    asymmetry = row.get("asymmetry", np.nan)
+    if asymmetry is None or pd.isna(asymmetry):
+        return "collection_counted"
+    return "world_asym" if float(asymmetry) > 0 else "world"
 
 
 def scaling_rows(gains: pd.DataFrame, tree: str = TREE, ivf: str = IVF, budgets=BUDGETS) -> pd.DataFrame:

@@ -10,7 +10,8 @@ def _gains():
     rows = []
     for dataset, n_docs, work, asym, ivfs in [("w4", 10_000, "counted", 0.0, (IVF, IVF_ELSE)),
                                               ("w5", 100_000, "counted", 1.0, (IVF, IVF_ELSE)),
-                                              ("real", 5_000, "derived", np.nan, (IVF_ELSE,))]:
+                                              ("real", 5_000, "derived", np.nan, (IVF_ELSE,)),
+                                              ("big", 100_000, "counted", np.nan, (IVF, IVF_ELSE))]:
         for ivf in ivfs:
             for budget in (0.05, 0.5):
                 gain = np.nan if (work == "derived" and budget < 0.5) else (0.1 if ivf == IVF else 0.05)
@@ -22,8 +23,10 @@ def _gains():
 
 def test_each_dataset_keeps_ivf_with_as_many_lists_else_the_tuned_ivf():
     rows = scaling_rows(_gains())
-    assert set(zip(rows.dataset, rows.ivf)) == {("w4", IVF), ("w5", IVF), ("real", IVF_ELSE)}
-    assert dict(zip(rows.dataset, rows.group)) == {"w4": "world", "w5": "world_asym", "real": "collection"}
+    assert set(zip(rows.dataset, rows.ivf)) == {("w4", IVF), ("w5", IVF), ("real", IVF_ELSE), ("big", IVF)}
+    # a collection with work counted (no world knobs in its facts) is no synthetic world
+    assert dict(zip(rows.dataset, rows.group)) == {"w4": "world", "w5": "world_asym", "real": "collection",
+                                                   "big": "collection_counted"}
 
 
 def test_the_table_marks_budgets_a_dataset_cannot_reach(tmp_path):
