@@ -29,6 +29,8 @@ COMMITTED = {
     "frozen_encoder": ["config/frozen_encoder.yaml"],
     "scale_study": ["config/scale_study.yaml"],  # the worlds, and the gain tables over them and the frozen collections
     "scale_joint": ["config/scale_joint.yaml"],
+    "webster": ["config/webster.yaml"],  # the real collection at 10^5 and its training-query axis
+    "webster_joint": ["config/webster_joint.yaml"],
 }
 RENDERED = ("tables", "figures")  # both left out of the copy; tables, CSVs and TeX compared byte for byte
 
