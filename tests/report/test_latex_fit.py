@@ -20,6 +20,8 @@ def _body_rows(text: str) -> int:
     \\endlastfoot) up to its \\bottomrule or end."""
     start = r"\\endlastfoot" if r"\endlastfoot" in text else r"\\midrule"
     body = re.search(start + r"\n(.*?)(?:\\bottomrule|\\end\{longtable\})", text, re.S)
+    if body is None:  # a table with nothing to show is a sentence in its float (e.g. a config without ablations)
+        return 0
     return sum(line.endswith("\\\\") for line in body.group(1).splitlines())
 
 
