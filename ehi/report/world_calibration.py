@@ -89,17 +89,19 @@ def calibration_table(base: dict, grid: dict[str, list], target: dict, progress=
         rows.append({**{k: point[k] for k in grid}, **row, "distance": distance(row, target)})
         if progress:
             progress(rows[-1])
-    return pd.DataFrame(rows).sort_values("distance", kind="stable").reset_index(drop=True)
+    table = pd.DataFrame(rows).sort_values("distance", kind="stable").reset_index(drop=True)
+    table.attrs["knobs"] = list(grid)  # the columns a world differs in, shown first
+    return table
 
 
 def calibration_markdown(table: pd.DataFrame, base: dict, target_name: str, target: dict) -> str:
     """The table with the target's facts as its first row and one line on how to read it."""
-    knobs = [c for c in table.columns if c not in FACTS and not c.startswith(("ivf_share", "distance"))
-             and c not in ("n_docs", "n_queries", "dim", "nearest_cos_p10", "nearest_cos_p90", "relevant_cos_median")]
+    knobs = table.attrs.get("knobs", [])
     show = [*knobs, *FACTS, *[f"ivf_share@{b:g}" for b in BUDGETS], "distance"]
-    target_row = pd.DataFrame([{**{k: "" for k in knobs}, **{f: target.get(f, np.nan) for f in FACTS}}])
-    target_row[knobs[0] if knobs else FACTS[0]] = f"{target_name} (target)" if knobs else target_row[FACTS[0]]
-    shown = pd.concat([target_row, table[[c for c in show if c in table]]], ignore_index=True)
+    # the target's row is named in the first knob's column (the grid has at least one knob to show)
+    label = {knobs[0]: f"{target_name} (target)"} if knobs else {}
+    target_row = pd.DataFrame([{**{k: "" for k in knobs}, **label, **{f: target.get(f, np.nan) for f in FACTS}}])
+    shown = pd.concat([target_row, table[show]], ignore_index=True)
     fixed = ", ".join(f"{k} {v}" for k, v in sorted(base.items())) or "the defaults"
     return (f"Worlds held to {target_name}: one world a row (knobs not shown: {fixed}; the rest WorldConfig's "
             "defaults), its facts on its dev queries, the target's from its own files (rule geometry, exact "
