@@ -41,8 +41,9 @@ def unknown_files(root: Path) -> list[str]:
     found = []
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root).as_posix()
+        # hidden files are tools' own (Snakemake's .snakemake_timestamp in a directory() output)
         if path.is_file() and rel not in LAYOUT_FILES and rel.split("/")[0] not in CACHE_FILES \
-                and not rel.endswith(".extracted"):
+                and not rel.endswith(".extracted") and not path.name.startswith("."):
             found.append(rel)
     return found
 

@@ -132,6 +132,7 @@ def test_carve_dev_arguments(tmp_path):
 def test_files_outside_the_layout_are_named_in_the_log(tmp_path, caplog):
     root = write_beir(tmp_path / "toy", qrels={"train": [("q0", "d0", 1)], "validation": [("q1", "d1", 1)]})
     (root / "notes.txt").write_text("mine")
+    (root / ".snakemake_timestamp").write_text("")  # a tool's hidden file (a directory() output's): not named
     with caplog.at_level(logging.WARNING, logger="ehi.data"):
         ds = load_beir(root)
     assert set(ds.queries.split) == {"train"}  # validation.tsv is no split: not read, but named
