@@ -43,6 +43,7 @@ ACROSS = f"across_{'+'.join(DATASETS)}"  # the cross-dataset table and figure of
 
 
 include: "rules/gain.smk"
+include: "rules/trained_benchmark.smk"
 
 # the gain tables when `gain:` names datasets, every one of them reported
 GAIN_OUTPUTS = ([*rules.gain_table.output, *rules.gain_scaling.output]

@@ -38,10 +38,21 @@ from ehi.report.figures import render_table, save_figure
 # the study's budgets (0.1-10% of work) and two above, where the small real collections have their points
 BUDGETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
 METRICS = ("ndcg@10", "recall@100")
-TREES = ("ehi-floor+tree", "ehi+tree")
-# the tree's IVF control (the search ivf-lists, or a variant system of that name), then the dev-tuned IVF
-IVFS = ("pre+ivf-lists", "ivf-lists+tree", "ehi+faiss-ivf")
 PARTITIONS = ("tree", "faiss-ivf", "scann", "ivf-lists")  # the searches that route over L lists
+
+
+@dataclass(frozen=True)
+class GainSystems:
+    """The systems a gain table compares (config ``gain.trees`` and ``gain.controls``): each tree
+    against each control. The first control is the tree's own (k-means IVF with as many lists), drawn
+    solid; the others (IVF tuned on its own) dashed."""
+
+    trees: tuple[str, ...]
+    controls: tuple[str, ...]
+
+    def __post_init__(self):
+        if not self.trees or not self.controls:
+            raise ValueError(f"gain: no trees ({self.trees!r}) or no controls ({self.controls!r}) to compare")
 
 
 @dataclass(frozen=True)
@@ -113,15 +124,15 @@ def _in_every_seed(per_seed: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([per_seed[~once], *(kept.assign(seed=s) for s in seeds)], ignore_index=True)
 
 
-def gain_rows(per_query: pd.DataFrame, metric: str, budgets=BUDGETS) -> pd.DataFrame:
-    """One row per (tree, IVF, budget): both systems' mean over seeds, the gain's mean and sd, p
-    (``per_query``: :func:`work_axis`'s, its frac_visited the fraction of work)."""
+def gain_rows(per_query: pd.DataFrame, metric: str, systems: GainSystems, budgets=BUDGETS) -> pd.DataFrame:
+    """One row per (tree, IVF, budget) of ``systems`` present: both systems' mean over seeds, the
+    gain's mean and sd, p (``per_query``: :func:`work_axis`'s, its frac_visited the fraction of work)."""
     per_seed = _in_every_seed(_per_seed(per_query, metric, budgets))
     value = per_seed.pivot_table(index=["target", "seed"], columns="system", values="value", dropna=False)
     averaged = per_query_over_seeds(per_query, budgets, [metric])
     out = []
-    for tree in [t for t in TREES if t in value.columns]:
-        for ivf in [i for i in IVFS if i in value.columns]:
+    for tree in [t for t in systems.trees if t in value.columns]:
+        for ivf in [i for i in systems.controls if i in value.columns]:
             for target in budgets:
                 seeds = value.loc[target, [tree, ivf]] if target in value.index.get_level_values(0) else None
                 gain = None if seeds is None else (seeds[tree] - seeds[ivf]).dropna()
@@ -146,7 +157,7 @@ def systems_at_work(per_query: pd.DataFrame, metric: str, budgets=BUDGETS) -> pd
             .rename(columns={"target": "budget", "std": "sd", "count": "n_seeds"}).assign(metric=metric))
 
 
-def dataset_gains(entry: GainDataset) -> tuple[pd.DataFrame, pd.DataFrame]:
+def dataset_gains(entry: GainDataset, systems: GainSystems) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The gain rows and every system's values at each budget of one dataset."""
     facts = read_data_facts(entry.results / "data.json")
     n_docs, n_train, leaves = int(facts["documents"]), int(facts["queries_per_split"]["train"]), entry.leaves
@@ -154,7 +165,7 @@ def dataset_gains(entry: GainDataset) -> tuple[pd.DataFrame, pd.DataFrame]:
     dataset = entry.name
     per_query, derived = work_axis(load_per_query(entry.results, report_names(entry.variant_systems), entry.main_seed),
                                    leaves, n_docs)
-    table = pd.concat([gain_rows(per_query, m) for m in METRICS], ignore_index=True)
+    table = pd.concat([gain_rows(per_query, m, systems) for m in METRICS], ignore_index=True)
     systems = pd.concat([systems_at_work(per_query, m, (*BUDGETS, 1.0)) for m in METRICS], ignore_index=True).assign(dataset=dataset)
     tested = table.p.notna()
     table["p_holm"] = np.nan
@@ -164,11 +175,10 @@ def dataset_gains(entry: GainDataset) -> tuple[pd.DataFrame, pd.DataFrame]:
                         work="derived" if derived else "counted"), systems
 
 
-IVF_LINESTYLES = {"ivf-lists+tree": "-", "ehi+faiss-ivf": "--"}  # the tree's colour, the IVF's dashes
 PANEL_COLUMNS = 4
 
 
-def gain_figure(table: pd.DataFrame, path: Path) -> Path:
+def gain_figure(table: pd.DataFrame, path: Path, systems: GainSystems) -> Path:
     """The gain against the fraction of work (percent ticks, log), one panel a (metric, dataset), one
     line a (tree, IVF) pair: the tree's registry colour, dashed against IVF tuned on its own; sd
     bars, filled markers where the Holm-adjusted p is below 0.05."""
@@ -193,7 +203,7 @@ def gain_figure(table: pd.DataFrame, path: Path) -> Path:
             for (tree, ivf), line in rows.groupby(["tree", "ivf"], sort=False):
                 look, name = style(tree), f"{label(tree)} − {label(ivf)}"
                 ax.errorbar(100 * line.budget, line.gain, yerr=line.gain_sd.fillna(0), color=look["color"],
-                            marker=look["marker"], mfc="none", linestyle=IVF_LINESTYLES.get(ivf, ":"), capsize=2,
+                            marker=look["marker"], mfc="none", linestyle="-" if ivf == systems.controls[0] else "--", capsize=2,
                             label=name)
                 sig = line[line.p_holm < 0.05]
                 ax.plot(100 * sig.budget, sig.gain, linestyle="none", marker=look["marker"], color=look["color"])
@@ -213,11 +223,11 @@ def gain_figure(table: pd.DataFrame, path: Path) -> Path:
     return save_figure(fig, path)
 
 
-def build_gain(datasets: list[GainDataset], out: Path, figure: Path) -> pd.DataFrame:
+def build_gain(datasets: list[GainDataset], out: Path, figure: Path, systems: GainSystems) -> pd.DataFrame:
     """The gain table (``out``.md/.tex/.csv), every system at each budget of work (``out``_systems)
     and the gain figure, over ``datasets`` in their order; returns the gain table."""
     out = Path(out)
-    tables = [dataset_gains(entry) for entry in datasets]
+    tables = [dataset_gains(entry, systems) for entry in datasets]
     systems = pd.concat([t[1] for t in tables], ignore_index=True)
     table = pd.concat([t[0] for t in tables], ignore_index=True)
     cols = ["dataset", "n_docs", "leaves", "train_queries_per_leaf", "asymmetry", "work", "metric", "tree", "ivf", "budget",
@@ -227,7 +237,7 @@ def build_gain(datasets: list[GainDataset], out: Path, figure: Path) -> pd.DataF
     render_table(table, out, caption="The tree's gain over k-means IVF at equal fractions of work "
                  "(ehi/report/gain.py): mean and sd over seeds, paired randomization test over queries, Holm per dataset.",
                  floatfmt=".4f")
-    gain_figure(table, figure)
+    gain_figure(table, figure, systems)
     wide = systems.dropna(subset=["mean"]).pivot_table(index=["dataset", "metric", "system"], columns="budget",
                                                        values="mean").reset_index()
     wide.columns = [c if isinstance(c, str) else f"{c:g}" for c in wide.columns]

@@ -17,11 +17,8 @@ import numpy as np
 import pandas as pd
 
 from ehi.report.figures import render_table, save_figure
+from ehi.report.gain import GainSystems
 
-TREE, IVF = "ehi-floor+tree", "ivf-lists+tree"
-# a dataset without the untrained-partition system (the real collections) is read against the dev-tuned
-# IVF, which chose the tree's leaf count there (docs/findings.md)
-IVF_ELSE = "ehi+faiss-ivf"
 BUDGETS = (0.01, 0.05, 0.1, 0.5)  # 50%: where every real collection has a point
 AXES = (("n_docs", "documents N"), ("train_queries_per_leaf", "training queries a leaf"))
 GROUPS = {"world": ("o", "synthetic world"), "world_asym": ("^", "synthetic world, asymmetric queries"),
@@ -39,11 +36,14 @@ def group_of(row: pd.Series) -> str:
     return "world_asym" if float(asymmetry) > 0 else "world"
 
 
-def scaling_rows(gains: pd.DataFrame, tree: str = TREE, ivf: str = IVF, budgets=BUDGETS) -> pd.DataFrame:
-    """One row per (dataset, metric, budget) of the chosen comparison (``ivf``, else IVF_ELSE where a
-    dataset has no ``ivf`` rows), with its family."""
+def scaling_rows(gains: pd.DataFrame, systems: GainSystems, budgets=BUDGETS) -> pd.DataFrame:
+    """One row per (dataset, metric, budget) of the chosen comparison, with its family: the first
+    tree of ``systems`` against its first control (IVF with as many lists), else, where a dataset has
+    no rows of it (a collection run without the control), against the second (the dev-tuned IVF, which
+    chose the tree's leaf count on the committed collections, docs/findings.md)."""
+    tree, ivf = systems.trees[0], systems.controls[0]
     has_ivf = gains.groupby("dataset").ivf.transform(lambda s: (s == ivf).any())
-    wanted = np.where(has_ivf, ivf, IVF_ELSE)
+    wanted = np.where(has_ivf, ivf, systems.controls[1] if len(systems.controls) > 1 else ivf)
     rows = gains[(gains.tree == tree) & (gains.ivf == wanted) & gains.budget.isin(budgets)].copy()
     rows["group"] = rows.apply(group_of, axis=1)
     keep = ["dataset", "group", "ivf", "n_docs", "leaves", "train_queries_per_leaf", "metric", "budget", "gain",
@@ -68,7 +68,7 @@ def scaling_table(rows: pd.DataFrame) -> pd.DataFrame:
     return wide.sort_values(["metric", "n_docs"]).rename(columns={"train_queries_per_leaf": "queries/leaf"})
 
 
-def scaling_figure(rows: pd.DataFrame, path: Path) -> Path:
+def scaling_figure(rows: pd.DataFrame, path: Path, tree: str) -> Path:
     """Gain against N (left) and training queries a leaf (right), one row of panels a metric; colour a
     budget, marker a family; filled where the Holm-adjusted p is below 0.05, sd bars over seeds."""
     import matplotlib.pyplot as plt
@@ -91,7 +91,7 @@ def scaling_figure(rows: pd.DataFrame, path: Path) -> Path:
             ax.set_xscale("log")
             ax.set_xlabel(label)
             ax.set_ylabel(f"gain in {metric}")
-            ax.set_title(f"{TREE} − IVF with as many lists: {metric}", fontsize=9)
+            ax.set_title(f"{tree} − IVF with as many lists: {metric}", fontsize=9)
     handles, labels = axes[0][-1].get_legend_handles_labels()
     unique = dict(zip(labels, handles))
     axes[0][-1].legend(unique.values(), unique.keys(), fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0),
@@ -101,13 +101,15 @@ def scaling_figure(rows: pd.DataFrame, path: Path) -> Path:
     return save_figure(fig, path)
 
 
-def build_gain_scaling(gains_csv: Path, out: Path, figure: Path) -> pd.DataFrame:
+def build_gain_scaling(gains_csv: Path, out: Path, figure: Path, systems: GainSystems) -> pd.DataFrame:
     """The scaling table (``out``.md/.tex/.csv) and figure from the gain table's CSV; returns its rows."""
-    rows = scaling_rows(pd.read_csv(gains_csv))
+    rows = scaling_rows(pd.read_csv(gains_csv), systems)
+    tree, ivf = systems.trees[0], systems.controls[0]
+    ivf_else = systems.controls[1] if len(systems.controls) > 1 else ivf
     if rows.empty:
-        raise ValueError(f"{gains_csv}: no {TREE} against {IVF} rows at budgets {BUDGETS}")
+        raise ValueError(f"{gains_csv}: no {tree} against {ivf} rows at budgets {BUDGETS}")
     render_table(scaling_table(rows), Path(out),
-                 caption=f"Gain of {TREE} over k-means IVF with as many lists ({IVF}; {IVF_ELSE} where the "
+                 caption=f"Gain of {tree} over k-means IVF with as many lists ({ivf}; {ivf_else} where the "
                  "dataset has no such system, with the same count) at equal fractions of work, by dataset (ehi/report/gain_scaling.py): mean ± sd over seeds, * Holm p < 0.05; – no point that cheap.")
-    scaling_figure(rows, figure)
+    scaling_figure(rows, figure, tree)
     return rows

@@ -147,13 +147,14 @@ def test_the_gain_growth_and_benchmark_figures_keep_the_contract(monkeypatch, tm
     from benchmarks import report, trained_growth
     from ehi.report import gain
 
+    systems = gain.GainSystems(trees=("ehi-floor+tree", "ehi+tree"), controls=("pre+ivf-lists", "ehi+faiss-ivf"))
     kept = []
     monkeypatch.setattr(gain, "save_figure", lambda fig, path: kept.append(fig) or path)
     monkeypatch.setattr(plt, "close", lambda fig=None: None)  # the benchmark figures stay open to be read
     rows = [{"dataset": ds, "metric": m, "tree": t, "ivf": i, "budget": b, "gain": 0.01, "gain_sd": 0.002, "p_holm": 0.01}
-            for ds in ("w1", "w2", "w3", "w4", "w5") for m in gain.METRICS for t in gain.TREES for i in gain.IVFS
+            for ds in ("w1", "w2", "w3", "w4", "w5") for m in gain.METRICS for t in systems.trees for i in systems.controls
             for b in (0.01, 0.05, 0.2)]
-    gain.gain_figure(pd.DataFrame(rows), tmp_path / "gain.png")
+    gain.gain_figure(pd.DataFrame(rows), tmp_path / "gain.png", systems)
     growth = pd.DataFrame([{"n_docs": n, "system": s, "qps": 1e3, "build_s": 1.0, "index_mb": 10.0, "train_s": 5.0}
                            for n in (10_000, 1_000_000) for s in ("ehi+tree", "ehi+tree-pq", "ehi-floor+tree",
                                                                   *(f"ehi+{k}" for k in kinds() if k != "tree"))])

@@ -4,7 +4,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ehi.report.gain import gain_rows, work_axis
+from ehi.report.gain import GainSystems, gain_rows, work_axis
+
+# as a config's gain.trees and gain.controls name them
+SYSTEMS = GainSystems(trees=("ehi-floor+tree", "ehi+tree"), controls=("pre+ivf-lists", "ehi+faiss-ivf"))
 
 
 def _rows(system, seed, budget_value, frac_work, values, frac_visited=None):
@@ -26,7 +29,7 @@ def test_gain_is_read_at_each_systems_largest_point_within_the_work_budget():
     frames += [_rows("pre+ivf-lists", 0, 1, 0.015, ivf)]  # searched once: nothing trained, one value in every seed
     per_query, derived = work_axis(pd.concat(frames, ignore_index=True), leaves=10, n_docs=1000)
     assert not derived
-    table = gain_rows(per_query, "ndcg@10", budgets=(0.01, 0.02)).set_index("budget")
+    table = gain_rows(per_query, "ndcg@10", SYSTEMS, budgets=(0.01, 0.02)).set_index("budget")
     assert np.isnan(table.loc[0.01, "gain"])  # IVF has no point within 1% of work
     want = [tree[s].mean() - ivf.mean() for s in (0, 1)]
     assert table.loc[0.02, "gain"] == pytest.approx(np.mean(want))
@@ -78,7 +81,7 @@ def test_sizes_come_from_the_data_facts_and_the_leaf_count_from_the_dev_choice(t
                           ignore_index=True)
     results = _dataset(tmp_path / "toy", facts, per_query, leaf_count=10)
     assert leaf_count(results, "auto") == 10 and leaf_count(results, 40) == 40
-    table, systems = dataset_gains(GainDataset(results, leaf_count(results, "auto"), {}))
+    table, systems = dataset_gains(GainDataset(results, leaf_count(results, "auto"), {}), SYSTEMS)
     row = table[table.budget == 0.01].iloc[0]
     assert (row.n_docs, row.train_queries_per_leaf, row.leaves, row.asymmetry) == (1000, 3.0, 10, 1.0)
     assert row.gain == pytest.approx(tree.mean() - ivf.mean()) and set(systems.system) == {"ehi-floor+tree", "ehi+faiss-ivf"}
@@ -93,5 +96,5 @@ def test_a_collection_without_world_knobs_has_no_asymmetry(tmp_path):
     rng = np.random.default_rng(1)
     per_query = pd.concat([_rows("ehi-floor+tree", 0, 1, 0.008, rng.uniform(size=20)),
                            _rows("ehi+faiss-ivf", 0, 1, 0.009, rng.uniform(size=20))], ignore_index=True)
-    table, _ = dataset_gains(GainDataset(_dataset(tmp_path / "toy", facts, per_query), 4, {}))
+    table, _ = dataset_gains(GainDataset(_dataset(tmp_path / "toy", facts, per_query), 4, {}), SYSTEMS)
     assert not table.empty and table.asymmetry.isna().all() and (table.train_queries_per_leaf == 2.0).all()

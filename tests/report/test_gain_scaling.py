@@ -3,7 +3,12 @@
 import numpy as np
 import pandas as pd
 
-from ehi.report.gain_scaling import IVF, IVF_ELSE, TREE, scaling_figure, scaling_rows, scaling_table
+from ehi.report.gain import GainSystems
+from ehi.report.gain_scaling import scaling_figure, scaling_rows, scaling_table
+
+# as a config's gain.trees and gain.controls name them
+TREE, IVF, IVF_ELSE = "ehi-floor+tree", "pre+ivf-lists", "ehi+faiss-ivf"
+SYSTEMS = GainSystems(trees=(TREE, "ehi+tree"), controls=(IVF, IVF_ELSE))
 
 
 def _gains():
@@ -22,7 +27,7 @@ def _gains():
 
 
 def test_each_dataset_keeps_ivf_with_as_many_lists_else_the_tuned_ivf():
-    rows = scaling_rows(_gains())
+    rows = scaling_rows(_gains(), SYSTEMS)
     assert set(zip(rows.dataset, rows.ivf)) == {("w4", IVF), ("w5", IVF), ("real", IVF_ELSE), ("big", IVF)}
     # a collection with work counted (no world knobs in its facts) is no synthetic world
     assert dict(zip(rows.dataset, rows.group)) == {"w4": "world", "w5": "world_asym", "real": "collection",
@@ -30,7 +35,7 @@ def test_each_dataset_keeps_ivf_with_as_many_lists_else_the_tuned_ivf():
 
 
 def test_the_table_marks_budgets_a_dataset_cannot_reach(tmp_path):
-    table = scaling_table(scaling_rows(_gains())).set_index("dataset")
+    table = scaling_table(scaling_rows(_gains(), SYSTEMS)).set_index("dataset")
     assert table.loc["real", "5%"] == "–"
     assert table.loc["w4", "5%"] == "+0.100 ± 0.010*"
-    assert scaling_figure(scaling_rows(_gains()), tmp_path / "by_n.png").stat().st_size > 0
+    assert scaling_figure(scaling_rows(_gains(), SYSTEMS), tmp_path / "by_n.png", TREE).stat().st_size > 0

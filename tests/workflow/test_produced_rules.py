@@ -39,6 +39,18 @@ def test_a_fresh_clone_plans_the_worlds_towers_and_gain_tables_as_jobs(tmp_path,
     assert not (tmp_path / "resources").exists()  # planned, nothing written
 
 
+def test_the_trained_benchmark_is_a_job_over_the_trees_it_times(tmp_path):
+    """config/webster.yaml's trained_benchmark: a fresh clone's dry run of its table trains the two
+    trees it names (seed 0, the paper's start and the floor recipe) and nothing else of the study."""
+    (tmp_path / "config").symlink_to(REPO / "config")
+    proc = snakemake("-n", "results/benchmarks/trained_webster/trained.md", "--configfile",
+                     str(REPO / "config/webster.yaml"), workdir=tmp_path)
+    counts = job_counts(proc.stdout + proc.stderr)
+    assert {r: counts.get(r) for r in ("trained_benchmark", "webster__train_ehi", "webster__ehi_index",
+                                       "webster__search")} == {"trained_benchmark": 1, "webster__train_ehi": 2,
+                                                               "webster__ehi_index": 2, "webster__search": None}
+
+
 def test_configs_name_no_hand_step():
     """No config comment asks for a `python -m` or `python -c` command that writes what a dataset reads."""
     typed = [f"{p.name}:{i}" for p in sorted((REPO / "config").rglob("*.yaml"))

@@ -13,6 +13,8 @@ with exit_on_user_error("snakemake"):
     if not GAIN.get("name") and (GAIN.get("datasets") or GAIN.get("other_datasets")):
         raise ConfigError("config gain: no name (the stem of its tables and figures, e.g. scale_gain)")
     GAIN_DATASETS = gain_datasets(GAIN, DATASETS) if GAIN.get("name") else {}
+# which systems are compared: the config's, never a name the report knows
+GAIN_SYSTEMS = {"trees": list(GAIN.get("trees") or []), "controls": list(GAIN.get("controls") or [])}
 
 
 if GAIN_DATASETS:
@@ -35,6 +37,7 @@ if GAIN_DATASETS:
             datasets={n: {"branching": cfg.get("train", {}).get("branching"), "main_seed": cfg.get("train", {}).get("seed", 0),
                           "variant_systems": cfg.get("evaluation", {}).get("variant_systems") or {}}
                       for n, (cfg, _) in GAIN_DATASETS.items()},
+            systems=GAIN_SYSTEMS,
             version=1,
         log:
             f"logs/{GAIN.get('name')}.log",
@@ -53,6 +56,7 @@ if GAIN_DATASETS:
             csv=f"{GAIN_TABLE}_by_n.csv",
             figure=f"{GAIN_FIGURE}_by_n.png",
         params:
+            systems=GAIN_SYSTEMS,
             version=1,
         log:
             f"logs/{GAIN.get('name')}_by_n.log",

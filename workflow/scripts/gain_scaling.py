@@ -4,7 +4,9 @@ from pathlib import Path
 
 from ehi.core.rule_script import setup  # first: it pins the CPU kernels before torch loads
 
+from ehi.report.gain import GainSystems
 from ehi.report.gain_scaling import build_gain_scaling
 
 log = setup(snakemake)
-build_gain_scaling(Path(snakemake.input[0]), Path(snakemake.output.md).with_suffix(""), Path(snakemake.output.figure))
+build_gain_scaling(Path(snakemake.input[0]), Path(snakemake.output.md).with_suffix(""), Path(snakemake.output.figure),
+                   GainSystems(**{k: tuple(v) for k, v in snakemake.params.systems.items()}))

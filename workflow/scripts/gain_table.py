@@ -4,7 +4,7 @@ from pathlib import Path
 
 from ehi.core.rule_script import setup  # first: it pins the CPU kernels before torch loads
 
-from ehi.report.gain import GainDataset, build_gain, leaf_count
+from ehi.report.gain import GainDataset, GainSystems, build_gain, leaf_count
 
 log = setup(snakemake)
 datasets = []
@@ -13,4 +13,5 @@ for facts, (name, spec) in zip(snakemake.input.facts, snakemake.params.datasets.
     assert results.name == name, (results, name)  # the facts are listed in the datasets' order
     datasets.append(GainDataset(results, leaf_count(results, spec["branching"]), spec["variant_systems"],
                                 int(spec["main_seed"])))
-build_gain(datasets, Path(snakemake.output.md).with_suffix(""), Path(snakemake.output.figure))
+build_gain(datasets, Path(snakemake.output.md).with_suffix(""), Path(snakemake.output.figure),
+           GainSystems(**{k: tuple(v) for k, v in snakemake.params.systems.items()}))

@@ -1,0 +1,44 @@
+# The trained indexes of one dataset at equal quality (`trained_benchmark:`; benchmarks/trained.py):
+# QPS and latency of EHI's trees against HNSW, IVF and ScaNN, each peer tuned on dev as the search
+# rule tunes it, matched at equal nDCG@10, Recall@10 and k-NN recall@10 (ann-benchmarks' measure of an
+# index: the exact top-10 as truth). Its inputs are the dataset's own trained indexes, so
+# `snakemake results/benchmarks/trained_<dataset>/trained.md` trains what it times. Included by
+# ../multi.smk.
+
+
+TRAINED_BENCH = config.get("trained_benchmark") or {}
+
+if TRAINED_BENCH.get("dataset"):
+    _TB_DS = TRAINED_BENCH["dataset"]
+    with exit_on_user_error("snakemake"):
+        if _TB_DS not in DATASETS:
+            raise ConfigError(f"config trained_benchmark.dataset {_TB_DS!r}: not one of this config's datasets "
+                              f"({', '.join(DATASETS)})")
+        if not TRAINED_BENCH.get("trees"):
+            raise ConfigError("config trained_benchmark: no trees ({system: variant}, e.g. {ehi+tree: main})")
+    # the peers' list counts: the leaf-count rule's grid when the dataset's peers are tuned over it
+    _TB_GRID = bool(TRAINED_BENCH.get("lists_from_leaf_count"))
+
+    rule trained_benchmark:
+        """One dataset's trained trees and tuned peers, swept on test, timed in interleaved rounds."""
+        input:
+            indexes=[f"resources/{_TB_DS}/{variant}/ehi/index" for variant in TRAINED_BENCH["trees"].values()],
+            data=f"resources/{_TB_DS}/data/manifest.json",
+            leaf_count=[f"results/{_TB_DS}/dev_leaf_count.json"] if _TB_GRID else [],
+        output:
+            md=f"results/benchmarks/trained_{_TB_DS}/trained.md",
+            curves=f"results/benchmarks/trained_{_TB_DS}/trained_curves.parquet",
+            matched=f"results/benchmarks/trained_{_TB_DS}/trained_matched.parquet",
+            figure=f"results/benchmarks/trained_{_TB_DS}/trained_pareto.png",
+        params:
+            dataset=_TB_DS,
+            trees=TRAINED_BENCH["trees"],
+            settings={k: TRAINED_BENCH.get(k) for k in ("systems", "hnsw_m", "max_frac", "rounds", "threads",
+                                                          "budget_cost", "note")},
+            version=1,
+        log:
+            f"logs/trained_benchmark_{_TB_DS}.log",
+        conda:
+            "../envs/ehi.yaml"
+        script:
+            "../scripts/trained_benchmark.py"

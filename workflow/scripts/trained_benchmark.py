@@ -1,0 +1,25 @@
+"""Rule trained_benchmark: one dataset's trained indexes at equal quality (benchmarks.trained)."""
+
+from ehi.core.rule_script import setup  # first: it pins the CPU kernels before torch loads
+
+import json
+from pathlib import Path
+
+from benchmarks import trained
+
+log = setup(snakemake)
+ds, settings = snakemake.params.dataset, snakemake.params.settings
+argv = [f"resources/{ds}", str(Path(snakemake.output.md).parent), "--logs", f"logs/{ds}"]
+for name, variant in snakemake.params.trees.items():
+    argv += ["--tree", f"{name}={variant}"]
+if snakemake.input.leaf_count:  # the peers tuned over the grid the dataset's own search rule tuned over
+    argv += ["--lists", *map(str, json.loads(Path(snakemake.input.leaf_count[0]).read_text())["grid"])]
+flags = {"systems": "--systems", "hnsw_m": "--hnsw-m", "threads": "--threads"}
+for key, flag in flags.items():
+    if settings.get(key):
+        argv += [flag, *map(str, settings[key])]
+for key, flag in {"max_frac": "--max-frac", "rounds": "--rounds", "budget_cost": "--budget-cost", "note": "--note"}.items():
+    if settings.get(key) is not None:
+        argv += [flag, str(settings[key])]
+log.info("python -m benchmarks.trained %s", " ".join(argv))
+trained.main(argv)
