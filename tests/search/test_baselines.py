@@ -7,22 +7,15 @@ import pytest
 from ehi.search.registry import KINDS, build_searcher, load_searcher
 from ehi.search.tune import tune_on_dev
 from ehi.search.tune import neighbor_recall, score_curve
+from tests.search.vectors import clustered
 
 N_DOCS, DIM, K = 2000, 32, 10
-
-
-def _unit(x):
-    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
 
 
 @pytest.fixture(scope="module")
 def toy():
     """2000 x 32 unit vectors around 64 seeded cluster centres, and 100 queries from the same mixture."""
-    rng = np.random.default_rng(7)
-    centres = rng.standard_normal((64, DIM))
-    docs = _unit(centres[rng.integers(0, 64, N_DOCS)] + 0.6 * rng.standard_normal((N_DOCS, DIM)))
-    queries = _unit(centres[rng.integers(0, 64, 100)] + 0.6 * rng.standard_normal((100, DIM)))
-    return docs, queries
+    return clustered(np.random.default_rng(7), N_DOCS, 100, DIM, n_topics=64, doc_noise=0.6, query_noise=0.6)
 
 
 @pytest.fixture(scope="module")

@@ -10,25 +10,21 @@ import torch
 from ehi.model.tree import TreeIndexer
 from ehi.search.exported import ExportError, ExportedIndex, load_export, meta_path, router_path
 from ehi.search.tree_index import EHIIndex
+from tests.search.vectors import random_unit
 
 DIM = 16
 
 
-def _unit(rng, n, d=DIM):
-    x = rng.standard_normal((n, d)).astype(np.float32)
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
-
-
 def _index(height, branching, n_docs=600, per_node=False, seed=0):
     rng = np.random.default_rng(seed)
-    docs = _unit(rng, n_docs)
+    docs = random_unit(rng, n_docs, DIM)
     torch.manual_seed(seed)
     tree = TreeIndexer(DIM, height, branching, per_node=per_node).standardize_(docs)
     if per_node:  # non-zero per-parent directions, so the fold of Delta is exercised
         with torch.no_grad():
             for delta in tree.node_delta:
                 delta.normal_(0, 0.3)
-    return EHIIndex.build(docs, tree), _unit(rng, 40)
+    return EHIIndex.build(docs, tree), random_unit(rng, 40, DIM)
 
 
 def _faiss_search(path, queries, beam, k):

@@ -1,6 +1,6 @@
 """ehi.search.ivf_lists: the tree's IVF control is FAISS-IVF's k-means lists, as many as the tree's
 leaves, probed in IVF's order at the tree's beams and counted as IVF is; it ranks as the tree that
-``train.indexer_init: ivf`` starts from (the control the study used to train at learning rate 1e-12)."""
+``train.indexer_init: ivf`` starts from."""
 
 import numpy as np
 import pytest
@@ -15,21 +15,14 @@ from ehi.search.grids import tree_leaf_count, with_leaf_count_grid
 from ehi.search.registry import ann_kind, build_searcher, load_searcher, rule_settings
 from ehi.search.tree_index import EHIIndex
 from ehi.search.tree_search import beam_grid
+from tests.search.vectors import clustered, unit
 
 N, D, LEAVES = 1200, 16, 24
 
 
-def _unit(x):
-    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
-
-
 @pytest.fixture(scope="module")
 def world():
-    rng = np.random.default_rng(7)
-    topics = rng.standard_normal((12, D))
-    docs = _unit(topics[rng.integers(0, 12, N)] + 0.6 * rng.standard_normal((N, D)))
-    queries = _unit(topics[rng.integers(0, 12, 60)] + 0.8 * rng.standard_normal((60, D)))
-    return docs, queries
+    return clustered(np.random.default_rng(7), N, 60, D, n_topics=12, doc_noise=0.6, query_noise=0.8)
 
 
 def _same_points(a, b, queries, budgets, k=20):
@@ -86,8 +79,8 @@ def test_its_one_list_count_is_the_trees_leaf_count():
 
 def test_a_search_builds_it_once_untuned_and_counts_routing_as_work(tiny_dataset):
     rng = np.random.default_rng(3)
-    docs = _unit(rng.standard_normal((len(tiny_dataset.corpus), D)))
-    queries = _unit(rng.standard_normal((len(tiny_dataset.queries), D)))
+    docs = unit(rng.standard_normal((len(tiny_dataset.corpus), D)))
+    queries = unit(rng.standard_normal((len(tiny_dataset.queries), D)))
     settings = SearchConfig(k=10, ivf_nlist=[8], budget_cost="work", tune_split="test")  # nothing is tuned
     run, _ = search_system("pre+ivf-lists", "main", tiny_dataset, docs, queries, "test", settings)
     assert sorted(run.budget_value.unique()) == beam_grid(8)

@@ -7,13 +7,9 @@ import torch
 from ehi.search.exported import load_export
 from ehi.search.tree_index import EHIIndex
 from ehi.model.tree import TreeIndexer
+from tests.search.vectors import random_unit
 
 N, DIM, K = 300, 16, 10
-
-
-def _unit(rng, n):
-    x = rng.normal(size=(n, DIM)).astype(np.float32)
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +17,7 @@ def setup():
     rng = np.random.default_rng(0)
     torch.manual_seed(0)
     tree = TreeIndexer(dim=DIM, height=2, branching=4)  # 16 leaves
-    docs, queries = _unit(rng, N), _unit(rng, 25)
+    docs, queries = random_unit(rng, N, DIM), random_unit(rng, 25, DIM)
     return EHIIndex.build(docs, tree, batch_size=64), docs, queries
 
 

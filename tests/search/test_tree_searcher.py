@@ -8,26 +8,22 @@ import torch
 from ehi.model.tree import TreeIndexer
 from ehi.search.exported import ExportedIndex
 from ehi.search.tree_index import EHIIndex
+from tests.search.vectors import random_unit
 
 DIM = 16
 SHAPES = [(1, 8, False), (1, 12, True), (2, 4, False), (2, 4, True), (3, 3, False)]
 
 
-def _unit(rng, n, d=DIM):
-    x = rng.standard_normal((n, d)).astype(np.float32)
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
-
-
 def _index(height, branching, per_node, n_docs=500, seed=0):
     rng = np.random.default_rng(seed)
-    docs = _unit(rng, n_docs)
+    docs = random_unit(rng, n_docs, DIM)
     torch.manual_seed(seed)
     tree = TreeIndexer(DIM, height, branching, per_node=per_node).standardize_(docs)
     if per_node:  # non-zero per-parent directions, so the router's fold of Delta is exercised
         with torch.no_grad():
             for delta in tree.node_delta:
                 delta.normal_(0, 0.3)
-    return EHIIndex.build(docs, tree), docs, _unit(rng, 40)
+    return EHIIndex.build(docs, tree), docs, random_unit(rng, 40, DIM)
 
 
 def reference(index: EHIIndex, docs: np.ndarray, queries: np.ndarray, beam: int, k: int):
