@@ -228,7 +228,7 @@ def build_gain(datasets: list[GainDataset], out: Path, figure: Path, systems: Ga
     and the gain figure, over ``datasets`` in their order; returns the gain table."""
     out = Path(out)
     tables = [dataset_gains(entry, systems) for entry in datasets]
-    systems = pd.concat([t[1] for t in tables], ignore_index=True)
+    at_budgets = pd.concat([t[1] for t in tables], ignore_index=True)
     table = pd.concat([t[0] for t in tables], ignore_index=True)
     cols = ["dataset", "n_docs", "leaves", "train_queries_per_leaf", "asymmetry", "work", "metric", "tree", "ivf", "budget",
             "tree_value", "ivf_value", "gain", "gain_sd", "n_seeds", "p", "p_holm", "n_queries"]
@@ -238,7 +238,7 @@ def build_gain(datasets: list[GainDataset], out: Path, figure: Path, systems: Ga
                  "(ehi/report/gain.py): mean and sd over seeds, paired randomization test over queries, Holm per dataset.",
                  floatfmt=".4f")
     gain_figure(table, figure, systems)
-    wide = systems.dropna(subset=["mean"]).pivot_table(index=["dataset", "metric", "system"], columns="budget",
+    wide = at_budgets.dropna(subset=["mean"]).pivot_table(index=["dataset", "metric", "system"], columns="budget",
                                                        values="mean").reset_index()
     wide.columns = [c if isinstance(c, str) else f"{c:g}" for c in wide.columns]
     render_table(wide, out.with_name(out.name + "_systems"),

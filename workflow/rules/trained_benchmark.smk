@@ -22,7 +22,7 @@ if TRAINED_BENCH.get("dataset"):
     rule trained_benchmark:
         """One dataset's trained trees and tuned peers, swept on test, timed in interleaved rounds."""
         input:
-            indexes=[f"resources/{_TB_DS}/{variant}/ehi/index" for variant in TRAINED_BENCH["trees"].values()],
+            indexes=[f"resources/{_TB_DS}/{v}/ehi/index" for v in dict.fromkeys(TRAINED_BENCH["trees"].values())],
             data=f"resources/{_TB_DS}/data/manifest.json",
             leaf_count=[f"results/{_TB_DS}/dev_leaf_count.json"] if _TB_GRID else [],
         output:
