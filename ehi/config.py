@@ -90,7 +90,9 @@ TOP_LEVEL = {"ablations": {}, "ablation_systems": ["ehi+tree", "ehi+exact"], "qu
              # folders the DAG makes for the datasets to read (workflow/rules/produced.smk)
              "collections": {}, "encodings": {}, "worlds": {}, "towers": {},
              # the tables across datasets (workflow/rules/gain.smk, ../multi.smk)
-             "gain": {}, "world_fit": {}, "world_calibration": {}}
+             "gain": {}, "world_fit": {}, "world_calibration": {},
+             # one dataset's trained indexes at equal quality (workflow/rules/trained_benchmark.smk)
+             "trained_benchmark": {}}
 
 
 def sections_of(config: dict) -> dict:
