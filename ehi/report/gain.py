@@ -54,6 +54,16 @@ class GainSystems:
         if not self.trees or not self.controls:
             raise ValueError(f"gain: no trees ({self.trees!r}) or no controls ({self.controls!r}) to compare")
 
+    @classmethod
+    def from_config(cls, gain: dict) -> "GainSystems":
+        """From a rule's params: the config's ``gain.trees`` and ``gain.controls`` lists."""
+        return cls(tuple(gain["trees"]), tuple(gain["controls"]))
+
+    @property
+    def fallback(self) -> str:
+        """The control read where a dataset lacks the first (the second; the first if there is one)."""
+        return self.controls[1] if len(self.controls) > 1 else self.controls[0]
+
 
 @dataclass(frozen=True)
 class GainDataset:

@@ -43,7 +43,7 @@ def scaling_rows(gains: pd.DataFrame, systems: GainSystems, budgets=BUDGETS) -> 
     chose the tree's leaf count on the committed collections, docs/findings.md)."""
     tree, ivf = systems.trees[0], systems.controls[0]
     has_ivf = gains.groupby("dataset").ivf.transform(lambda s: (s == ivf).any())
-    wanted = np.where(has_ivf, ivf, systems.controls[1] if len(systems.controls) > 1 else ivf)
+    wanted = np.where(has_ivf, ivf, systems.fallback)
     rows = gains[(gains.tree == tree) & (gains.ivf == wanted) & gains.budget.isin(budgets)].copy()
     rows["group"] = rows.apply(group_of, axis=1)
     keep = ["dataset", "group", "ivf", "n_docs", "leaves", "train_queries_per_leaf", "metric", "budget", "gain",
@@ -105,11 +105,10 @@ def build_gain_scaling(gains_csv: Path, out: Path, figure: Path, systems: GainSy
     """The scaling table (``out``.md/.tex/.csv) and figure from the gain table's CSV; returns its rows."""
     rows = scaling_rows(pd.read_csv(gains_csv), systems)
     tree, ivf = systems.trees[0], systems.controls[0]
-    ivf_else = systems.controls[1] if len(systems.controls) > 1 else ivf
     if rows.empty:
         raise ValueError(f"{gains_csv}: no {tree} against {ivf} rows at budgets {BUDGETS}")
     render_table(scaling_table(rows), Path(out),
-                 caption=f"Gain of {tree} over k-means IVF with as many lists ({ivf}; {ivf_else} where the "
+                 caption=f"Gain of {tree} over k-means IVF with as many lists ({ivf}; {systems.fallback} where the "
                  "dataset has no such system, with the same count) at equal fractions of work, by dataset (ehi/report/gain_scaling.py): mean ± sd over seeds, * Holm p < 0.05; – no point that cheap.")
     scaling_figure(rows, figure, tree)
     return rows

@@ -9,4 +9,4 @@ from ehi.report.gain_scaling import build_gain_scaling
 
 log = setup(snakemake)
 build_gain_scaling(Path(snakemake.input[0]), Path(snakemake.output.md).with_suffix(""), Path(snakemake.output.figure),
-                   GainSystems(**{k: tuple(v) for k, v in snakemake.params.systems.items()}))
+                   GainSystems.from_config(snakemake.params.systems))

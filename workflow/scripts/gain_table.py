@@ -14,4 +14,4 @@ for facts, (name, spec) in zip(snakemake.input.facts, snakemake.params.datasets.
     datasets.append(GainDataset(results, leaf_count(results, spec["branching"]), spec["variant_systems"],
                                 int(spec["main_seed"])))
 build_gain(datasets, Path(snakemake.output.md).with_suffix(""), Path(snakemake.output.figure),
-           GainSystems(**{k: tuple(v) for k, v in snakemake.params.systems.items()}))
+           GainSystems.from_config(snakemake.params.systems))
