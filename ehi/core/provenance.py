@@ -5,7 +5,8 @@ versions that made its values, the config keys the writer adds, and the circumst
 (:data:`CIRCUMSTANCES`: the CPU kernel settings, the package version). The git commit is no part
 of it: it is in the job's log (:func:`ehi.core.rule_script.setup`). A rerun whose values and
 versions are a file's own leaves the file's bytes as they are, whatever its circumstances
-(:func:`ehi.core.io.replace_parquet`), so after a rerun ``git status`` lists only the results whose
+(:func:`ehi.core.io.replace_parquet`; the rules keep their results in place for it, as ``update()``
+outputs: workflow/rules/evaluate.smk), so after a rerun ``git status`` lists only the results whose
 values changed.
 """
 

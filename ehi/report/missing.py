@@ -1,5 +1,5 @@
-"""What a report-only run (``snakemake tables``) lacks, and which target would make it; and the
-marker of a report job that did not finish (read while the Snakefile parses, so kept light).
+"""What a report-only run (``snakemake tables``) lacks, and which target would make it (read while
+the Snakefile parses, so kept light).
 
 A fresh clone, or a run of some ablations only, has the results of some variants and not of
 others. The report renders what is cached; this names what is not, grouped by the target that
@@ -33,26 +33,6 @@ def describe_missing(paths, results_dir: str, ablations: dict[str, list[str]], c
         shown = ", ".join(sorted(files)[:4]) + (f" and {len(files) - 4} more" if len(files) > 4 else "")
         lines.append(f"  snakemake --cores N {target}{config_args} would write {shown}")
     return "\n".join(lines)
-
-
-def attempt_marker(logs_dir: str | os.PathLike) -> Path:
-    """The file a report job holds (beside its log) while it renders; one left behind marks a job
-    that failed."""
-    return Path(logs_dir) / "tables.unfinished"
-
-
-def outdate_unfinished_report(tables_dir: str | os.PathLike, dataset: str, logs_dir: str | os.PathLike) -> bool:
-    """Where the last report job failed, date its KMR table back so the next run renders again.
-
-    A failed job's tables and figures are restored as they were (the rule's update() outputs), but
-    Snakemake records the failed job as made: without this, the next ``snakemake tables`` would
-    find nothing to do and the failure would go unmentioned. Only the modification time changes.
-    """
-    kmr = Path(tables_dir) / f"{dataset}_kmr.md"
-    if not (attempt_marker(logs_dir).exists() and kmr.exists()):
-        return False
-    os.utime(kmr, (0, 0))
-    return True
 
 
 def what_to_open(datasets, root: str | os.PathLike = ".") -> list[str]:

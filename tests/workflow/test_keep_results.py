@@ -1,8 +1,11 @@
-"""A failing job never costs the results it would replace, each tried with a real Snakemake run:
-a report job fed a corrupt Parquet keeps every table and figure as it was (and renders again next
-time), and a retraining that fails leaves the previous model loadable."""
+"""A failing job never costs the results it would replace, and a rerun of equal values leaves a
+committed result's bytes as they were, each tried with a real Snakemake run: a report job fed a
+corrupt Parquet keeps every table and figure as it was (and renders again next time), a result job
+keeps its file whether it fails or writes the values it holds, and a retraining that fails leaves
+the previous model loadable."""
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -10,14 +13,21 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow.parquet as pq
 from safetensors.torch import load_file
 
+from ehi import __version__
+from ehi.core.io import read_provenance, read_table, write_table
+from ehi.core.provenance import PROVENANCE_KEY
 from ehi.model.encoder import load_encoder
 from ehi.model.tree import load_indexer
 
 REPO = Path(__file__).resolve().parents[2]
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
 TEST_CONFIG = str(REPO / "config" / "test" / "test.yaml")
+SUMMARY = "results/synthetic/main/summary.parquet"
+# the summary job alone, over the committed per-query results (nothing upstream is scheduled)
+SUMMARIZE = [SUMMARY, "--allowed-rules", "summarize", "--cores", "1"]
 
 
 def snakemake(workdir, *args):
@@ -62,6 +72,59 @@ def test_corrupt_summary_keeps_every_table_and_figure_and_renders_again_next_run
     fixed = snakemake(tmp_path, "tables", "--cores", "1")
     assert fixed.returncode == 0, fixed.stderr[-3000:]
     assert "Nothing to be done" in scheduled(tmp_path, "tables")
+
+
+def committed_main_results(root: Path) -> Path:
+    shutil.copytree(REPO / "results" / "synthetic" / "main", root / "results" / "synthetic" / "main")
+    return root / SUMMARY
+
+
+def test_a_rerun_of_the_values_a_result_holds_keeps_its_bytes_and_other_values_replace_it(tmp_path):
+    summary = committed_main_results(tmp_path)
+    made = snakemake(tmp_path, *SUMMARIZE, "--forcerun", "summarize")
+    assert made.returncode == 0, made.stderr[-3000:]
+    # the file as another package version wrote it, its kernel settings left to the machine
+    table = pq.read_table(summary)
+    elsewhere = {**json.loads(table.schema.metadata[PROVENANCE_KEY]), "ehi_version": "0.0.1", "kernels": None}
+    pq.write_table(table.replace_schema_metadata({PROVENANCE_KEY: json.dumps(elsewhere, sort_keys=True)}), summary)
+    held = summary.read_bytes()
+
+    again = snakemake(tmp_path, *SUMMARIZE, "--forcerun", "summarize")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert summary.read_bytes() == held  # an update() output: the job found the file and kept it
+    assert not list((tmp_path / "logs").rglob("*.unfinished"))
+
+    before = read_table(summary, "summary")
+    per_query = tmp_path / "results" / "synthetic" / "main" / "per_query" / "de+exact.parquet"
+    rows = read_table(per_query, "per_query")
+    write_table(rows.assign(value=rows.value / 2), "per_query", per_query, read_provenance(per_query))
+    changed = snakemake(tmp_path, *SUMMARIZE)  # no --forcerun: the changed input reruns the job
+    assert changed.returncode == 0, changed.stderr[-3000:]
+    after = read_table(summary, "summary")
+    de = after.system == "de+exact"
+    assert after[de].value.tolist() == (before[before.system == "de+exact"].value / 2).tolist()
+    assert after[~de].value.tolist() == before[before.system != "de+exact"].value.tolist()
+    assert read_provenance(summary)["ehi_version"] == __version__  # written anew, with this run's provenance
+
+
+def test_a_failing_result_job_keeps_its_file_and_runs_again_next_time(tmp_path):
+    summary = committed_main_results(tmp_path)
+    held = summary.read_bytes()
+    per_query = tmp_path / "results" / "synthetic" / "main" / "per_query" / "de+exact.parquet"
+    good = per_query.read_bytes()
+    per_query.write_bytes(b"not a parquet file\n")
+    failed = snakemake(tmp_path, *SUMMARIZE, "--forcerun", "summarize")
+    assert failed.returncode != 0 and f"{per_query.relative_to(tmp_path)}: not a readable Parquet file" in failed.stderr
+    assert summary.read_bytes() == held  # Snakemake's backup, restored
+
+    # Snakemake records the failed job as made, with the corrupt input's checksum: its marker
+    # (ehi/core/unfinished.py) has the next run do it again all the same
+    assert re.search(r"^summarize\s+1$", scheduled(tmp_path, *SUMMARIZE), re.M)
+    per_query.write_bytes(good)
+    fixed = snakemake(tmp_path, *SUMMARIZE)
+    assert fixed.returncode == 0, fixed.stderr[-3000:]
+    assert summary.read_bytes() == held
+    assert "Nothing to be done" in scheduled(tmp_path, *SUMMARIZE)
 
 
 def test_failing_retrain_leaves_the_previous_model_loadable(tmp_path):

@@ -1,4 +1,8 @@
 # Stage 5: per-query metrics of every run (ranx), the KMR summary of a variant, significance.
+# Their committed Parquet results are update() outputs: Snakemake leaves them in place while
+# the job runs, so a rerun whose values and stage versions are a file's keeps its bytes
+# (ehi.core.io.replace_parquet) and git lists no change; a failed job's are restored and its
+# marker has the next run do it again (ehi/core/unfinished.py).
 
 
 rule evaluate:
@@ -6,7 +10,7 @@ rule evaluate:
         run=f"{R}/{{variant}}/runs/{{system}}.parquet",
         data=DATA_FILES,
     output:
-        f"{RES}/{{variant}}/per_query/{{system}}.parquet",
+        update(f"{RES}/{{variant}}/per_query/{{system}}.parquet"),
     params:
         data_dir=data_dir,
         dataset=DS,
@@ -24,7 +28,7 @@ rule summarize:
     input:
         per_query=lambda w: expand(f"{RES}/{w.variant}/per_query/{{system}}.parquet", system=variant_systems(w.variant)),
     output:
-        f"{RES}/{{variant}}/summary.parquet",
+        update(f"{RES}/{{variant}}/summary.parquet"),
     params:
         version=VERSIONS["evaluate"],
     log:
@@ -40,7 +44,7 @@ rule significance:
         per_query=[f"{RES}/{v}/per_query/{s}.parquet" for v in SEED_REPLICAS["main"] for s in variant_systems(v)],
         variant_per_query=[f"{RES}/{r}/per_query/{s.system}.parquet" for s in VARIANT_SYSTEMS for r in SEED_REPLICAS[s.variant]],
     output:
-        f"{RES}/significance.parquet",
+        update(f"{RES}/significance.parquet"),
     params:
         evaluation=evaluation_settings("metrics", "targets", "n_permutations", "seed", "alpha",
                                        *(["variant_systems"] if VARIANT_SYSTEMS else [])),

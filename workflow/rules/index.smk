@@ -41,7 +41,7 @@ rule ehi_index:
         indexer=f"{R}/{{variant}}/ehi/train/indexer.safetensors",
     output:
         index=directory(f"{R}/{{variant}}/ehi/index"),
-        leaves=f"{RES}/{{variant}}/leaves.parquet",
+        leaves=update(f"{RES}/{{variant}}/leaves.parquet"),  # kept through the job, as evaluate.smk says
     params:
         dataset=DS,
         version=VERSIONS["index"],

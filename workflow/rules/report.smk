@@ -1,14 +1,9 @@
 # Stage 6: tables and figures. These rules read only the small Parquet files under results/, so
 # `snakemake --cores 1 tables` renders everything on a fresh clone without training anything.
-from ehi.report.missing import outdate_unfinished_report
 
 localrules:
     tables,
     claims,
-
-
-# a failed report job's restored tables are made older than its inputs: the next run renders again
-outdate_unfinished_report("results/tables", DS, f"logs/{DS}")
 
 
 rule tables:
@@ -24,7 +19,8 @@ rule tables:
                             for s in config["ablation_systems"] if ABLATIONS and s in variant_systems(v)],
     # update(): Snakemake neither deletes these before the job nor keeps a failed job's: it backs
     # them up and restores them if the job fails (ehi.report.tables.build_report also renders the
-    # whole set in temporary folders first), so a result that cannot be read costs no table
+    # whole set in temporary folders first), so a result that cannot be read costs no table; the
+    # job's marker (ehi/core/unfinished.py) has the next run render again
     output:
         # the report shows each table as HTML (git-ignored: a view of the .md/.csv beside it); it
         # shows Markdown and CSV as a download only

@@ -9,6 +9,11 @@
 # under torchrun with N processes (ehi.train.distributed: data-parallel, same result as one process).
 # The log file gets everything (stderr); stdout, left on the console, gets the start, epoch and
 # end lines (ehi.train.progress).
+#
+# The results' training log is no update() output, unlike evaluate.smk's results: Snakemake would
+# restore it after a failed retraining and record the job as made, and `train_all` asks for that
+# log alone, so the failed training would pass for done. A shell rule has no script whose age
+# would have the next run redo it (ehi/core/unfinished.py), so the log goes with the model.
 import shlex
 import sys
 

@@ -9,7 +9,7 @@ rule dev_tree_shape:
         corpus=f"{R}/main/pre/emb/corpus.npy",
         queries=f"{R}/main/pre/emb/queries.npy",
     output:
-        table=f"{RES}/dev_tree_shape.parquet",
+        table=update(f"{RES}/dev_tree_shape.parquet"),  # kept through the job, as evaluate.smk says
         md=f"results/tables/{DS}_dev_tree_shape.md",
     params:
         data_dir=data_dir,
@@ -32,7 +32,7 @@ rule dev_leaf_count:
         queries=f"{R}/main/pre/emb/queries.npy",
     output:
         choice=LEAF_COUNT,
-        table=f"{RES}/dev_leaf_count.parquet",
+        table=update(f"{RES}/dev_leaf_count.parquet"),  # kept through the job, as evaluate.smk says
         md=f"results/tables/{DS}_dev_leaf_count.md",
     params:
         data_dir=data_dir,

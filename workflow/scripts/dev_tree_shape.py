@@ -7,9 +7,11 @@ import pyarrow as pa
 from ehi.data.dataset import Dataset
 from ehi.model.embed import load_array
 from ehi.core.io import atomic_path, write_parquet
+from ehi.core.unfinished import hold
 from ehi.train.tree_shape import choose, compare_shapes, pairs_of, summary_markdown
 
 log = setup(snakemake)
+attempt = hold(snakemake)  # its update() outputs: removed once they are written (ehi/core/unfinished.py)
 inp, out, t = snakemake.input, snakemake.output, snakemake.params.tuning
 dataset = Dataset.read(snakemake.params.data_dir)
 train = pairs_of(dataset.queries, dataset.qrels, dataset.corpus.doc_id, "train")
@@ -22,4 +24,5 @@ write_parquet(pa.Table.from_pandas(table, preserve_index=False), out.table, {"ki
 chosen = choose(table)
 with atomic_path(out.md) as tmp:
     tmp.write_text(summary_markdown(table, t["fraction"], chosen))
+attempt.unlink()
 log.info("chosen on dev: height=%d, branching=%d", *chosen)

@@ -5,12 +5,14 @@ from ehi.core.rule_script import setup  # first: it pins the CPU kernels before 
 import pandas as pd
 
 from ehi.core.io import read_table, write_table
+from ehi.core.unfinished import hold
 from ehi.evaluate.config import EvaluationConfig
 from ehi.evaluate.stats import significance_report
 from ehi.evaluate.seeds import per_query_over_seeds, seed_column, with_seed_spread
 from ehi.evaluate.variant_systems import parse as parse_variant_systems, significance_role, with_variant_systems
 
 log = setup(snakemake)
+attempt = hold(snakemake)  # its update() outputs: removed once they are written (ehi/core/unfinished.py)
 cfg = EvaluationConfig.from_dict(snakemake.params.evaluation)
 per_query = pd.concat([read_table(f, "per_query") for f in snakemake.input.per_query], ignore_index=True)
 # evaluation.variant_systems: an ablation variant's searches (e.g. the k-means-started tree), relabelled
@@ -31,3 +33,4 @@ table = significance_report(per_query, cfg.metrics, cfg.targets, cfg.n_permutati
 if seeds:
     table = with_seed_spread(table, per_seed, cfg.targets, cfg.metrics)
 write_table(table, "significance", snakemake.output[0], keep_extra=True, meta={"n_permutations": cfg.n_permutations, "seed": cfg.seed})
+attempt.unlink()

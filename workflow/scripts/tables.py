@@ -5,14 +5,12 @@ from pathlib import Path
 from ehi.core.rule_script import setup  # first: it pins the CPU kernels before torch loads
 
 from ehi.core.staleness import describe, stale_results
-from ehi.report.missing import attempt_marker
+from ehi.core.unfinished import hold
 from ehi.report.tables import ReportInputs, ReportSettings, build_report
 
 log = setup(snakemake)
 p, inp, out = snakemake.params, snakemake.input, snakemake.output
-attempt = attempt_marker(Path(snakemake.log[0]).parent)
-attempt.parent.mkdir(parents=True, exist_ok=True)
-attempt.touch()  # removed only once every table and figure is in place
+attempt = hold(snakemake)  # removed only once every table and figure is in place (ehi/core/unfinished.py)
 stale = stale_results(p.results_dir)
 if stale:  # rendered all the same (a fresh clone renders what is cached), but never silently
     log.warning(describe(stale))

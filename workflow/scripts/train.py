@@ -55,7 +55,8 @@ def share_layer_cache(work_dir: Path, root: Path, cfg) -> None:
 def write_results_log(run_log: Path, log_table: str) -> None:
     """The epoch log as results keep it: without its wall-clock ``seconds``, which change on every
     run (the run folder's own log keeps them, and so does the job's Snakemake benchmark file); a
-    log whose values are the committed one's keeps its bytes (ehi.core.io.replace_parquet)."""
+    log whose values are those of the file there keeps its bytes (ehi.core.io.replace_parquet).
+    Under Snakemake no file is there: the rule's log table is no update() output (train.smk)."""
     import pyarrow.parquet as pq
 
     from ehi.core.io import replace_parquet
