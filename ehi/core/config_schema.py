@@ -92,3 +92,19 @@ def variant_columns(columns, key_order: list[str]) -> list[str]:
     row retrains nothing."""
     rank = {key: i for i, key in enumerate(key_order)}
     return sorted(columns, key=lambda key: rank.get(key, len(rank)))
+
+
+def ablation_variants(ablations: dict, train: dict, key_order: list[str]) -> dict[str, list[str]]:
+    """{ablation name: [variant path]}: each row of ``ablations`` as ``key~value/...``, its keys in
+    ``key_order`` (:func:`variant_columns`), a key some rows leave out taking ``train``'s value in
+    them (so paths stay comparable), values written as Snakemake's ``Paramspace`` writes them."""
+    import pandas as pd  # the config checks import this module; pandas only where variants are named
+
+    variants = {}
+    for name, rows in ablations.items():
+        table = pd.DataFrame(rows)
+        table = table.fillna({k: train[k] for k in table.columns}).infer_objects()
+        table = table[variant_columns(table.columns, key_order)]
+        variants[name] = ["/".join(f"{k}~{'NA' if pd.isna(v) else v}" for k, v in zip(table.columns, row))
+                          for row in table.itertuples(index=False)]
+    return variants

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ehi.core.config_schema import ablation_variants
 from ehi.train.selection import best_epoch, log_selection_key
 
 
@@ -45,11 +46,15 @@ def dev_choice_markdown(table: pd.DataFrame) -> str:
             + table.to_markdown(index=False, floatfmt=".4f") + "\n")
 
 
-def training_logs(name: str, cfg: dict) -> dict[tuple[str, str, str], str]:
+def training_logs(name: str, cfg: dict, key_order: list[str]) -> dict[tuple[str, str, str], str]:
     """{(dataset, variant, model): its training log's path} of one dataset's config: the models its
-    systems train (the part before '+'), in main and, for EHI, in each variant its variant systems name."""
+    systems train (the part before '+'), in main and, for EHI, in each ablation row (its variant path
+    with the train keys in ``key_order``, as the pipeline names it) and each variant its variant
+    systems name."""
     models = sorted({s.split("+")[0] for s in cfg["search"]["systems"]} & {"de", "ehi"})
-    variant_paths = (cfg.get("evaluation", {}).get("variant_systems") or {}).values()
-    variants = ["main", *sorted({v.rpartition("/")[0] for v in variant_paths})]
+    ablated = [v for paths in ablation_variants(cfg.get("ablations") or {}, cfg["train"], key_order).values()
+               for v in paths]
+    named = [v.rpartition("/")[0] for v in (cfg.get("evaluation", {}).get("variant_systems") or {}).values()]
+    variants = ["main", *sorted(set(ablated) | set(named))]
     return {(name, v, m): f"results/{name}/{v}/train_log/{m}.parquet" for v in variants for m in models
             if v == "main" or m == "ehi"}

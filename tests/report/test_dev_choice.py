@@ -26,3 +26,18 @@ def test_each_model_gets_the_dataset_best_on_its_own_dev_key():
 def test_a_tie_chooses_one_dataset():
     table = dev_choice({("a", "main", "de"): log([0.5]), ("b", "main", "de"): log([0.5])})
     assert table.chosen.sum() == 1
+
+
+def test_the_trainings_read_include_every_ablation_row_of_ehi():
+    """An ablation row is a training dev can choose among, whether or not a variant system names it."""
+    from ehi.report.dev_choice import training_logs
+
+    cfg = {"search": {"systems": ["de+exact", "ehi+tree"]},
+           "train": {"lr_encoder": 1e-4, "floor": "none"},
+           "ablations": {"floor": [{"floor": "kmeans", "lr_encoder": 1e-3}]},
+           "evaluation": {"variant_systems": {"named": "height~1/ehi+tree"}}}
+    logs = training_logs("grid_a", cfg, ["lr_encoder", "height", "floor"])
+    assert sorted(logs) == [("grid_a", "height~1", "ehi"), ("grid_a", "lr_encoder~0.001/floor~kmeans", "ehi"),
+                            ("grid_a", "main", "de"), ("grid_a", "main", "ehi")]
+    assert logs[("grid_a", "lr_encoder~0.001/floor~kmeans", "ehi")] == \
+        "results/grid_a/lr_encoder~0.001/floor~kmeans/train_log/ehi.parquet"

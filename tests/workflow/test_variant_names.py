@@ -33,3 +33,29 @@ def test_every_shipped_row_is_already_in_the_canonical_order():
                 assert variant_columns(columns, KEY_ORDER) == columns, (config_file.name, name)
     assert variant_columns(["floor", "select", "indexer_init", "no_such_key", "lambda_balance"], KEY_ORDER) == [
         "indexer_init", "lambda_balance", "floor", "select", "no_such_key"]
+
+
+def test_variant_paths_are_written_as_snakemakes_paramspace_writes_them():
+    """The Snakefile and the dev-choice report name a row by ehi.core.config_schema.ablation_variants;
+    on every shipped ablation table it spells the paths Paramspace spells (committed paths keep their names)."""
+    import pandas as pd
+    from snakemake.utils import Paramspace
+
+    from ehi.core.config_schema import ablation_variants
+
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    defaults = {k: v.get("default") for k, v in schema["properties"]["train"]["properties"].items()}
+    seen = 0
+    for config_file in sorted((REPO / "config").rglob("*.yaml")):
+        config = yaml.safe_load(config_file.read_text()) or {}
+        entries = [config] + [e for e in (config.get("datasets") or {}).values() if isinstance(e, dict)]
+        for entry in entries:
+            train = {**defaults, **(config.get("train") or {}), **(entry.get("train") or {})}
+            ablations = entry.get("ablations") or {}
+            for name, paths in ablation_variants(ablations, train, KEY_ORDER).items():
+                rows = pd.DataFrame(ablations[name])
+                table = rows.fillna({k: train[k] for k in rows.columns}).infer_objects()
+                table = table[variant_columns(list(rows.columns), KEY_ORDER)]
+                assert paths == list(Paramspace(table).instance_patterns), (config_file.name, name)
+                seen += 1
+    assert seen > 10

@@ -2,9 +2,6 @@
 import json
 import os
 
-import pandas as pd
-from snakemake.utils import Paramspace
-
 from ehi.core.versions import STAGES, upstream_versions
 from ehi.core.fingerprint import encoder_identity
 from ehi.config_checks import check_config, known_corpus_size
@@ -14,7 +11,7 @@ from ehi.core.errors import exit_on_user_error
 from ehi.data.manifest import check_manifest
 from ehi.data.produced import produced_folders, produced_inputs
 from ehi.core.config import canonical
-from ehi.core.config_schema import variant_columns, variant_key_order
+from ehi.core.config_schema import ablation_variants, variant_key_order
 from ehi.train.model_keys import model_settings
 from ehi.search.grids import tree_leaf_count
 from ehi.search.factory_kinds import check_factories
@@ -85,19 +82,8 @@ ENCODER_ID = {"encoder_id": _ENCODER_ID} if _ENCODER_ID != _ENCODER else {}
 TRAIN_KEY_ORDER = variant_key_order(os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"))
 
 
-def _ablation_variants():
-    """{ablation name: [variant path]} with Paramspace-style key~value/... variant paths."""
-    variants = {}
-    for name, rows in config["ablations"].items():
-        # a key some rows leave out takes the main setting's value in them (paths stay comparable)
-        table = pd.DataFrame(rows)
-        table = table.fillna({k: config["train"][k] for k in table.columns}).infer_objects()
-        table = table[variant_columns(table.columns, TRAIN_KEY_ORDER)]  # one path per setting, however written
-        variants[name] = list(Paramspace(table).instance_patterns)
-    return variants
-
-
-ABLATIONS = _ablation_variants()
+# {ablation name: [variant path]}, Paramspace-style key~value/... paths (ehi.core.config_schema)
+ABLATIONS = ablation_variants(config["ablations"], config["train"], TRAIN_KEY_ORDER)
 # the names a job's console lines call its setting by (ehi.core.console.label): the
 # environment, not a param, since a param or shell change would retrain every cached model
 os.environ[VARIANT_NAMES_ENV] = json.dumps({**json.loads(os.environ.get(VARIANT_NAMES_ENV) or "{}"),
