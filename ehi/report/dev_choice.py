@@ -46,15 +46,18 @@ def dev_choice_markdown(table: pd.DataFrame) -> str:
             + table.to_markdown(index=False, floatfmt=".4f") + "\n")
 
 
+def _models(systems) -> set[str]:
+    """The models that systems train (the part before '+'; ``pre`` trains nothing)."""
+    return {s.split("+")[0] for s in systems} & {"de", "ehi"}
+
+
 def training_logs(name: str, cfg: dict, key_order: list[str]) -> dict[tuple[str, str, str], str]:
     """{(dataset, variant, model): its training log's path} of one dataset's config: the models its
-    systems train (the part before '+'), in main and, for EHI, in each ablation row (its variant path
-    with the train keys in ``key_order``, as the pipeline names it) and each variant its variant
-    systems name."""
-    models = sorted({s.split("+")[0] for s in cfg["search"]["systems"]} & {"de", "ehi"})
-    ablated = [v for paths in ablation_variants(cfg.get("ablations") or {}, cfg["train"], key_order).values()
-               for v in paths]
-    named = [v.rpartition("/")[0] for v in (cfg.get("evaluation", {}).get("variant_systems") or {}).values()]
-    variants = ["main", *sorted(set(ablated) | set(named))]
-    return {(name, v, m): f"results/{name}/{v}/train_log/{m}.parquet" for v in variants for m in models
-            if v == "main" or m == "ehi"}
+    main systems train, and in each ablation row (its variant path with the train keys in
+    ``key_order``, as the pipeline names it) those its ablation systems train."""
+    pairs = {("main", m) for m in _models(cfg["search"]["systems"])}
+    ablation_models = _models(cfg.get("ablation_systems") or ["ehi+tree"])
+    for paths in ablation_variants(cfg.get("ablations") or {}, cfg["train"], key_order).values():
+        pairs |= {(v, m) for v in paths for m in ablation_models}
+    return {(name, v, m): f"results/{name}/{v}/train_log/{m}.parquet"
+            for v, m in sorted(pairs, key=lambda p: (p[0] != "main", p))}

@@ -28,16 +28,18 @@ def test_a_tie_chooses_one_dataset():
     assert table.chosen.sum() == 1
 
 
-def test_the_trainings_read_include_every_ablation_row_of_ehi():
-    """An ablation row is a training dev can choose among, whether or not a variant system names it."""
+def test_the_trainings_read_are_main_s_models_and_each_ablation_row_s():
+    """An ablation row is a training dev can choose among, whether or not a variant system names it;
+    a main setting that searches DE alone trains no EHI there."""
     from ehi.report.dev_choice import training_logs
 
-    cfg = {"search": {"systems": ["de+exact", "ehi+tree"]},
-           "train": {"lr_encoder": 1e-4, "floor": "none"},
-           "ablations": {"floor": [{"floor": "kmeans", "lr_encoder": 1e-3}]},
-           "evaluation": {"variant_systems": {"named": "height~1/ehi+tree"}}}
+    cfg = {"search": {"systems": ["pre+exact", "de+exact", "ehi+tree"]},
+           "train": {"lr_encoder": 1e-4, "floor": "none", "height": 2},
+           "ablations": {"floor": [{"floor": "kmeans", "lr_encoder": 1e-3}], "shape": [{"height": 1}]}}
     logs = training_logs("grid_a", cfg, ["lr_encoder", "height", "floor"])
-    assert sorted(logs) == [("grid_a", "height~1", "ehi"), ("grid_a", "lr_encoder~0.001/floor~kmeans", "ehi"),
-                            ("grid_a", "main", "de"), ("grid_a", "main", "ehi")]
+    assert list(logs) == [("grid_a", "main", "de"), ("grid_a", "main", "ehi"), ("grid_a", "height~1", "ehi"),
+                          ("grid_a", "lr_encoder~0.001/floor~kmeans", "ehi")]
     assert logs[("grid_a", "lr_encoder~0.001/floor~kmeans", "ehi")] == \
         "results/grid_a/lr_encoder~0.001/floor~kmeans/train_log/ehi.parquet"
+    de_only = {**cfg, "search": {"systems": ["de+faiss-ivf"]}, "ablation_systems": ["ehi+tree", "ehi+exact"]}
+    assert ("grid_a", "main", "ehi") not in training_logs("grid_a", de_only, ["lr_encoder", "height", "floor"])
