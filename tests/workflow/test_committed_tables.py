@@ -31,7 +31,7 @@ COMMITTED = {
     "scale_joint": ["config/scale_joint.yaml"],
     "webster": ["config/webster.yaml"],  # the real collection at 10^5 and its training-query axis
     "webster_joint": ["config/webster_joint.yaml"],
-    "webster_joint_mlp": ["config/webster_joint_mlp.yaml"],  # the residual MLP tower, one seed
+    "webster_joint_mlp": ["config/webster_joint_mlp.yaml"],  # the residual MLP tower
 }
 RENDERED = ("tables", "figures")  # both left out of the copy; tables, CSVs and TeX compared byte for byte
 
