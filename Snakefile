@@ -9,7 +9,7 @@ from snakemake.utils import min_version, validate
 
 from ehi.core.config_files import read_config_files
 from ehi.core.console import one_line_a_job
-from ehi.core.config_schema import validate_config
+from ehi.core.config_schema import validate_config, variant_key_order
 from ehi.core.errors import exit_on_user_error
 from ehi.search.factory_kinds import register_factories
 from ehi.search.registry import check_systems, system_pattern
@@ -31,6 +31,8 @@ if not workflow.modifier.namespace:
 # complete on its own (layered ones, e.g. config/ablations.yaml, extend the ones before them).
 DEFAULT_CONFIG = os.path.join(workflow.basedir, "config", "config.yaml")
 SCHEMA = os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml")
+# the order in which a variant path names an ablation row's keys (ehi.core.config_schema.ablation_variants)
+TRAIN_KEY_ORDER = variant_key_order(SCHEMA)
 # Every config file read again, strictly (ehi/core/config_files.py): a key given twice is refused
 # naming file and line, and a schema error names the file that set its key. Not in an instance of
 # workflow/multi.smk, whose config is one `datasets:` entry laid over these files.

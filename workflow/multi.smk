@@ -5,7 +5,6 @@
 # The instances share nothing but code. The targets below (all, data, train_all, main, tables,
 # claims) gather the same target of every dataset; `tables` adds the cross-dataset table.
 from ehi.core.errors import within
-from ehi.core.config_schema import variant_key_order
 from ehi.report.dev_choice import training_logs
 
 
@@ -121,19 +120,15 @@ rule geometry:
 
 
 
-# the order in which a variant path names an ablation row's keys (the trainings dev_choice reads)
-DEV_CHOICE_KEYS = variant_key_order(SCHEMA)
-
-
 # A grid of training settings spread over this config's datasets, chosen on dev (ehi/report/dev_choice.py).
 rule dev_choice:
     input:
-        [f for n in DATASETS for f in training_logs(n, DATASETS[n], DEV_CHOICE_KEYS).values()],
+        [f for n in DATASETS for f in training_logs(n, DATASETS[n], TRAIN_KEY_ORDER).values()],
     output:
         md=f"results/tables/dev_choice_{'+'.join(DATASETS)}.md",
         csv=f"results/tables/dev_choice_{'+'.join(DATASETS)}.csv",
     params:
-        logs=[list(k) for n in DATASETS for k in training_logs(n, DATASETS[n], DEV_CHOICE_KEYS)],
+        logs=[list(k) for n in DATASETS for k in training_logs(n, DATASETS[n], TRAIN_KEY_ORDER)],
     log:
         "logs/dev_choice.log",
     conda:

@@ -11,7 +11,7 @@ from ehi.core.errors import exit_on_user_error
 from ehi.data.manifest import check_manifest
 from ehi.data.produced import produced_folders, produced_inputs
 from ehi.core.config import canonical
-from ehi.core.config_schema import ablation_variants, variant_key_order
+from ehi.core.config_schema import ablation_variants
 from ehi.train.model_keys import model_settings
 from ehi.search.grids import tree_leaf_count
 from ehi.search.factory_kinds import check_factories
@@ -77,9 +77,6 @@ VERSIONS = {stage: upstream_versions(stage) for stage in STAGES}
 _ENCODER = config["encoder"]["name"]
 _ENCODER_ID = _ENCODER if os.path.normpath(_ENCODER) in produced_folders(config) else encoder_identity(_ENCODER)
 ENCODER_ID = {"encoder_id": _ENCODER_ID} if _ENCODER_ID != _ENCODER else {}
-
-
-TRAIN_KEY_ORDER = variant_key_order(os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"))
 
 
 # {ablation name: [variant path]}, Paramspace-style key~value/... paths (ehi.core.config_schema)
