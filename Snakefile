@@ -13,6 +13,7 @@ from ehi.core.config_schema import validate_config, variant_key_order
 from ehi.core.errors import exit_on_user_error
 from ehi.search.factory_kinds import register_factories
 from ehi.search.registry import check_systems, system_pattern
+from ehi.train.grid import as_choices, take_grid
 from ehi.core.kernels import pin_kernels
 from ehi.vector_checks import check_vector_dataset_name
 
@@ -83,6 +84,9 @@ else:
     # registry (plugins and the config's FAISS factories included, the latter exported to every job:
     # ehi/core/plugins.py, ehi/search/factory_kinds.py), not a typed list
     with exit_on_user_error("snakemake"):
+        # train keys chosen on dev ({choose: [...]}, ehi/train/grid.py): the schema and every check
+        # read the grid's first value; the grid itself drives the training rules (common.smk)
+        TRAIN_GRID = take_grid(config.setdefault("train", {}))
         validate_config(config, SCHEMA, validate, CONFIG_FILES)
         check_vector_dataset_name(config, CONFIG_FILES, SCHEMA)
         register_factories(config["search"]["faiss_factories"])
@@ -129,6 +133,7 @@ else:
     rule train_all:
         input:
             [p for v in VARIANTS + REPLICAS for p in outputs_of(v)[1:]],
+            GRID_CHOICES,
             DATA_MANIFEST,
 
 

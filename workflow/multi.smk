@@ -13,7 +13,11 @@ include: "rules/datasets.smk"
 
 
 with exit_on_user_error("snakemake"):
+    # a grid of the shared train keys (ehi/train/grid.py) is validated at its first value, then handed
+    # to every dataset, whose own instance chooses on its own dev split
+    _GRID = take_grid(config.setdefault("train", {}))
     validate_config(config, SCHEMA, validate, CONFIG_FILES)
+    config["train"].update(as_choices(_GRID))
     DATASETS = dataset_configs(config)
     PREFIX = rule_prefixes(DATASETS)
 

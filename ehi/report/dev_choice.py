@@ -61,3 +61,44 @@ def training_logs(name: str, cfg: dict, key_order: list[str]) -> dict[tuple[str,
         pairs |= {(v, m) for v in paths for m in ablation_models}
     return {(name, v, m): f"results/{name}/{v}/train_log/{m}.parquet"
             for v, m in sorted(pairs, key=lambda p: (p[0] != "main", p))}
+
+
+def grid_choice(logs: dict[str, pd.DataFrame], settings: dict[str, dict]) -> tuple[pd.DataFrame, dict]:
+    """One model's grid (``train: {key: {choose: [...]}}``, ehi.train.grid) chosen on dev.
+
+    ``logs``: {point path: its training log}; ``settings``: {point path: the grid values it sets}.
+    Returns one row per point (its settings, the kept epoch and its dev value, ``chosen``: the best,
+    the first listed on ties) and the choice ({point, settings, selection_key, dev_value}). A grid
+    none of whose trainings has a dev value is refused: there is nothing to choose by."""
+    from ehi.core.errors import ConfigError
+
+    rows = []
+    for point, log in logs.items():
+        key, epoch, value = kept_dev_value(log)
+        rows.append({"point": point, **settings[point], "selection_key": key, "kept_epoch": epoch,
+                     "epochs_run": int(log.epoch.max()), "dev_value": value})
+    table = pd.DataFrame(rows)
+    if table.dev_value.isna().all():
+        raise ConfigError(f"dev grid over {', '.join(logs)}: no training logged a dev value (train.dev_eval: true "
+                          "and select: dev are needed to choose on dev)")
+    best = int(table.dev_value.fillna(-np.inf).to_numpy().argmax())
+    table["chosen"] = table.index == best
+    chosen = table.iloc[best]
+    choice = {"point": chosen.point, "settings": settings[chosen.point], "selection_key": chosen.selection_key,
+              "dev_value": float(chosen.dev_value)}
+    return table, choice
+
+
+def grid_rows(tables: dict[tuple[str, str], pd.DataFrame]) -> pd.DataFrame:
+    """Every grid of a dataset, every point tried: {(variant, model): :func:`grid_choice`'s table}."""
+    frames = [t.assign(variant=v, model=m) for (v, m), t in tables.items()]
+    table = pd.concat(frames, ignore_index=True)
+    first = ["variant", "model", "point"]
+    return table[first + [c for c in table.columns if c not in first]]
+
+
+def grid_markdown(tables: dict[tuple[str, str], pd.DataFrame]) -> str:
+    table = grid_rows(tables)
+    return ("Every point of each grid chosen on dev (train: {key: {choose: [...]}}): its dev value at the "
+            "epoch its own selection kept; the point marked chosen is the one the setting reports, and the "
+            "only one searched on test.\n\n" + table.to_markdown(index=False, floatfmt=".4f") + "\n")

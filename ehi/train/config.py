@@ -50,6 +50,10 @@ class TrainConfig(Section):
     # the tree (ehi.model.tree_init), so the tree starts as an IVF partition; "ivf": the partition
     # FAISS-IVF itself trains (its centroids and seed; the floor's tree at epoch 0); "random": PyTorch's init
     indexer_init: str = tree("data")
+    # Where EHI's encoder starts: "pretrained" (the configured encoder) or "de" (the main setting's
+    # trained DE of the same seed, as the paper starts EHI from an encoder fine-tuned on the task).
+    # The workflow passes that encoder in (workflow/rules/common.smk: start_encoder); the loop never reads it.
+    encoder_init: str = tree("pretrained")
     path_layout: str = tree("node")
     # Option beyond the paper: each tree node gets its own child classifier (TreeIndexer.per_node).
     # In the paper's form a parent only adds a bias at the next level, so all B^h parents split
@@ -148,6 +152,7 @@ class TrainConfig(Section):
             "reindex_every >= 1": self.reindex_every >= 1, "pairs_per_epoch >= 0": self.pairs_per_epoch >= 0, "n_hard_negatives >= 0": self.n_hard_negatives >= 0,
             "0 <= warmup_ratio < 1": 0 <= self.warmup_ratio < 1,
             "indexer_init in ('data', 'kmeans', 'ivf', 'random')": self.indexer_init in ("data", "kmeans", "ivf", "random"),
+            "encoder_init in ('pretrained', 'de')": self.encoder_init in ("pretrained", "de"),
             "grad_cache_chunk >= 0": self.grad_cache_chunk >= 0,
             "indexer_steps >= 0": self.indexer_steps >= 0, "indexer_steps_refresh >= 0": self.indexer_steps_refresh >= 0, "indexing_negatives >= 0": self.indexing_negatives >= 0,
             "indexer_steps_schedule in ('constant', 'linear')": self.indexer_steps_schedule in ("constant", "linear"),

@@ -1,6 +1,7 @@
 # Helpers shared by the stage files; kept small, since anything that grows belongs in `ehi`.
 import json
 import os
+import re
 
 from ehi.core.versions import STAGES, upstream_versions
 from ehi.core.fingerprint import encoder_identity
@@ -17,7 +18,8 @@ from ehi.search.grids import tree_leaf_count
 from ehi.search.factory_kinds import check_factories
 from ehi.search.registry import ann_kind, rule_settings
 from ehi.evaluate.variant_systems import resolve as resolve_variant_systems
-from ehi.evaluate.seeds import setting_replicas, split_replica
+from ehi.evaluate.seeds import replica, setting_replicas, split_replica
+from ehi.train.grid import as_choices, grid_points, model_grid
 from ehi.report.styles import variant_names
 from ehi.core.console import VARIANT_NAMES_ENV
 from ehi.core.unfinished import outdate_unfinished
@@ -104,18 +106,22 @@ def variant_overrides(variant):
     return {k: value(v) for k, v in (part.split("~", 1) for part in variant.split("/"))}
 
 
-def train_params(variant, model):
+def train_params(variant, model, dev_choice=()):
     """The TrainConfig of one model in one variant, keys sorted: as a param, a reordered config must
     not rerun training. DE gets only the keys DE reads (ehi.train.model_keys), so a tree setting
     reruns EHI alone. ``seeds`` is the workflow's (which replicas exist), not the training's: a
     replica's own seed comes in through its path."""
     params = {**config["train"], **variant_overrides(variant), "max_length": config["encoder"]["max_length"]}
+    # a setting's other seeds train at its dev choice (ehi.train.grid.apply_choice reads it in the job)
+    params.update(as_choices(variant_grid(split_replica(variant)[0], model)))
     params.pop("seeds", None)
     if params.get("dev_cost") is None:  # unset: dev selection reads the tables' cost model
         params.pop("dev_cost", None)
         if config["search"]["budget_cost"] != "documents":
             params["dev_cost"] = config["search"]["budget_cost"]
     params = model_settings(params, model)
+    if dev_choice:  # the file the job reads its gridded keys' values from (as branching's auto: below)
+        params["dev_choice"] = dev_choice[0]
     if params.get("branching") == "auto":  # the training reads rule dev_leaf_count's choice from there
         params["branching"] = f"auto:{LEAF_COUNT}"
     return canonical(params)
@@ -160,6 +166,43 @@ def trec_runs(variant):
     return expand(f"{R}/{variant}/runs/trec/{{system}}", system=variant_systems(variant))
 
 
+def exact_names(names):
+    """A wildcard pattern matching exactly ``names`` (none: a pattern that matches nothing)."""
+    return "|".join(re.escape(n) for n in names) or "(?!)"
+
+
+def variant_grid(variant, model):
+    """The grid ``model`` is chosen over in ``variant`` (main or an ablation row; ehi/train/grid.py)."""
+    if variant != "main" and variant not in ABLATION_PATHS:  # a grid point, or another seed's path
+        return {}
+    return model_grid(TRAIN_GRID, model, variant_overrides(variant))
+
+
+def grid_points_of(variant, model):
+    """{point path: its grid values} that ``model`` is trained at in ``variant``, for its dev choice."""
+    return grid_points(variant, variant_grid(variant, model), TRAIN_KEY_ORDER)
+
+
+def dev_choice_input(wildcards, model):
+    """The dev choice another seed of a gridded setting trains at (nothing elsewhere)."""
+    base, seed = split_replica(wildcards.variant)
+    return [f"{RES}/{base}/dev_grid/{model}.json"] if seed is not None and variant_grid(base, model) else []
+
+
+def start_encoder(variant):
+    """Where EHI's encoder starts: the configured encoder, or (``train.encoder_init: de``) the main
+    setting's DE of the same seed, as the paper starts EHI from an encoder fine-tuned on the task."""
+    if train_params(variant, "ehi").get("encoder_init") != "de":
+        return config["encoder"]["name"]
+    _, seed = split_replica(variant)
+    return f"{R}/{'main' if seed is None else replica('main', seed)}/de/train/encoder"
+
+
+def start_encoder_input(wildcards):
+    start = start_encoder(wildcards.variant)
+    return [start] if start != config["encoder"]["name"] else []
+
+
 def encoder_input(wildcards):
     # the untrained encoder ("pre") needs no training job
     return [] if wildcards.model == "pre" else f"{R}/{wildcards.variant}/{wildcards.model}/train/encoder"
@@ -184,6 +227,13 @@ def data_dir(wildcards, input):
 
 
 VARIANTS = ["main"] + [v for vs in ABLATIONS.values() for v in vs]
+ABLATION_PATHS = set(VARIANTS[1:])
+# {model: [the settings it is chosen on dev in]}: main and ablation rows whose models read a grid key
+GRIDDED = {m: [v for v in VARIANTS if variant_grid(v, m)] for m in ("de", "ehi")}
+# the dev-choice records of every gridded setting (rule dev_grid), what `all` and `train_all` ask for
+GRID_CHOICES = [f"{RES}/{v}/dev_grid/{m}.parquet" for m, vs in GRIDDED.items() for v in vs
+                if m in {s.split("+")[0] for s in variant_systems(v)}]
+GRID_TABLE = [f"results/tables/{DS}_dev_grid.md"] if GRID_CHOICES else []
 # Systems of an ablation variant reported beside the main setting's (evaluation.variant_systems,
 # e.g. the k-means-started tree as ehi-warm+tree): their cached per-query rows, relabelled
 with exit_on_user_error("snakemake"):

@@ -8,6 +8,7 @@ localrules:
 
 rule tables:
     input:
+        dev_grid=GRID_TABLE,  # rendered first, so `tables` re-renders every committed table
         summaries=[cached(f"{RES}/{v}/summary.parquet") for v in VARIANTS + REPLICAS],
         significance=cached(f"{RES}/significance.parquet"),
         train_logs=[cached(p) for v in VARIANTS for p in outputs_of(v)[1:]],
@@ -61,6 +62,25 @@ rule tables:
         ENV
     script:
         "../scripts/tables.py"
+
+
+if GRID_TABLE:
+
+    # every point of every grid chosen on dev, and which one each setting reports (rule dev_grid)
+    rule dev_grid_table:
+        input:
+            [cached(p) for p in GRID_CHOICES],
+        output:
+            md=GRID_TABLE[0],
+            csv=f"results/tables/{DS}_dev_grid.csv",
+        params:
+            grids=[(v, m) for m, vs in GRIDDED.items() for v in vs if f"{RES}/{v}/dev_grid/{m}.parquet" in GRID_CHOICES],
+        log:
+            f"logs/{DS}/dev_grid_table.log",
+        conda:
+            ENV
+        script:
+            "../scripts/dev_grid_table.py"
 
 
 rule claims:

@@ -29,14 +29,16 @@ rule train_ehi:
     input:
         data=DATA_FILES,
         leaf_count=leaf_count_input,
+        dev_choice=lambda w: dev_choice_input(w, "ehi"),
+        start=start_encoder_input,
     output:
         encoder=directory(f"{R}/{{variant}}/ehi/train/encoder"),
         indexer=f"{R}/{{variant}}/ehi/train/indexer.safetensors",
         log_table=f"{RES}/{{variant}}/train_log/ehi.parquet",
     params:
         data_dir=data_dir,
-        train=lambda w: train_params(w.variant, "ehi"),
-        encoder=config["encoder"]["name"],
+        train=lambda w: train_params(w.variant, "ehi", dev_choice_input(w, "ehi")),
+        encoder=lambda w: start_encoder(w.variant),
         **ENCODER_ID,
         version=VERSIONS["train"],
         layer_cache=f"{R}/cache/layers",  # one frozen-layer cache for every training of the dataset
@@ -61,12 +63,13 @@ rule train_ehi:
 use rule train_ehi as train_de with:
     input:
         data=DATA_FILES,
+        dev_choice=lambda w: dev_choice_input(w, "de"),
     output:
         encoder=directory(f"{R}/{{variant}}/de/train/encoder"),
         log_table=f"{RES}/{{variant}}/train_log/de.parquet",
     params:
         data_dir=data_dir,
-        train=lambda w: train_params(w.variant, "de"),
+        train=lambda w: train_params(w.variant, "de", dev_choice_input(w, "de")),
         encoder=config["encoder"]["name"],
         **ENCODER_ID,
         version=VERSIONS["train"],
@@ -75,3 +78,66 @@ use rule train_ehi as train_de with:
         f"logs/{DS}/{{variant}}/train_de.log",
     benchmark:
         f"{LOGS}/{{variant}}/benchmarks/train_de.tsv"
+
+
+# A setting with a grid chosen on dev (train: {key: {choose: [...]}}, ehi/train/grid.py): every point
+# is trained as a variant of its own (its path names its settings), rule dev_grid reads their dev
+# values and names the best, and the setting's model is that point's, copied (its other seeds are
+# trained at the choice by the rules above). Only the setting is searched: test is read once.
+rule dev_grid:
+    input:
+        lambda w: [f"{RES}/{p}/train_log/{w.model}.parquet" for p in grid_points_of(w.variant, w.model)],
+    output:
+        table=f"{RES}/{{variant}}/dev_grid/{{model}}.parquet",
+        choice=f"{RES}/{{variant}}/dev_grid/{{model}}.json",
+    params:
+        points=lambda w: grid_points_of(w.variant, w.model),
+    wildcard_constraints:
+        model="de|ehi",
+    log:
+        f"logs/{DS}/{{variant}}/dev_grid_{{model}}.log",
+    conda:
+        ENV
+    script:
+        "../scripts/dev_grid.py"
+
+
+rule chosen_ehi:
+    input:
+        choice=f"{RES}/{{variant}}/dev_grid/ehi.json",
+        points=lambda w: [f"{R}/{p}/ehi/train/indexer.safetensors" for p in grid_points_of(w.variant, "ehi")],
+    output:
+        encoder=directory(f"{R}/{{variant}}/ehi/train/encoder"),
+        indexer=f"{R}/{{variant}}/ehi/train/indexer.safetensors",
+        log_table=f"{RES}/{{variant}}/train_log/ehi.parquet",
+    params:
+        runs=lambda w: {p: f"{R}/{p}/ehi/train" for p in grid_points_of(w.variant, "ehi")},
+        logs=lambda w: {p: f"{RES}/{p}/train_log/ehi.parquet" for p in grid_points_of(w.variant, "ehi")},
+    wildcard_constraints:
+        variant=exact_names(GRIDDED["ehi"]),
+    log:
+        f"logs/{DS}/{{variant}}/chosen_ehi.log",
+    conda:
+        ENV
+    script:
+        "../scripts/chosen_model.py"
+
+
+use rule chosen_ehi as chosen_de with:
+    input:
+        choice=f"{RES}/{{variant}}/dev_grid/de.json",
+        points=lambda w: [f"{R}/{p}/de/train/encoder" for p in grid_points_of(w.variant, "de")],
+    output:
+        encoder=directory(f"{R}/{{variant}}/de/train/encoder"),
+        log_table=f"{RES}/{{variant}}/train_log/de.parquet",
+    params:
+        runs=lambda w: {p: f"{R}/{p}/de/train" for p in grid_points_of(w.variant, "de")},
+        logs=lambda w: {p: f"{RES}/{p}/train_log/de.parquet" for p in grid_points_of(w.variant, "de")},
+    wildcard_constraints:
+        variant=exact_names(GRIDDED["de"]),
+    log:
+        f"logs/{DS}/{{variant}}/chosen_de.log",
+
+
+ruleorder: chosen_ehi > train_ehi
+ruleorder: chosen_de > train_de

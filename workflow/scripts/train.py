@@ -81,6 +81,10 @@ def main(args: argparse.Namespace) -> None:
     from ehi.train.progress import job_label
 
     settings = dict(args.train)
+    if "dev_choice" in settings:  # a gridded setting's other seed: its keys at the dev choice (ehi.train.grid)
+        from ehi.train.grid import apply_choice
+
+        settings = apply_choice(settings, json.loads(Path(settings.pop("dev_choice")).read_text())["settings"])
     if str(settings.get("branching")).startswith("auto:"):  # "auto:<rule dev_leaf_count's JSON>"
         settings["branching"] = int(json.loads(Path(settings["branching"][5:]).read_text())["branching"])
     cfg = TrainConfig.from_dict(settings)
