@@ -44,6 +44,7 @@ from ehi.train.checkpoint import load_checkpoint, save_checkpoint, write_log
 from ehi.train.config import TrainConfig
 from ehi.train.dev_curve import IVF_SEED
 from ehi.train.selection import DevSelection, kept_tree
+from ehi.train import step_log
 from ehi.train.step import check_finite, train_step
 from ehi.train.tree_updates import TreeUpdates
 
@@ -97,6 +98,7 @@ class TrainState:
     step: int = 0
     cache: EmbeddingCache | None = None  # what the miners read (batches.refresh_cache); None: nothing reads it
     rows: list[dict] = field(default_factory=list)  # the epoch log
+    step_rows: list[dict] = field(default_factory=list)  # the step log (train.diag_every)
 
 
 def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | os.PathLike,
@@ -136,8 +138,10 @@ def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | o
             if selection is not None:
                 selection.keep_if_best(state.rows, encoder, t.indexer)
             write_log(state.rows, out / "train_log.parquet", cfg)
+            if state.step_rows:
+                write_log(state.step_rows, out / step_log.STEP_LOG, cfg, kind="step_log")
             save_checkpoint(out / "checkpoint", encoder, t.indexer, t.opt, t.sched, cfg, state.epoch, state.step,
-                            state.rows, state.cache if keep_cache else None, t.updates)
+                            state.rows, state.cache if keep_cache else None, t.updates, state.step_rows)
         ctx.barrier()
     return _finish(t, state, selection, out, name, ctx)
 
@@ -162,6 +166,8 @@ def _trainer(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, split: str, o
         check_leaves_fit(cfg.branching ** cfg.height, len(data.doc_texts), cfg.height, cfg.branching)
     if cfg.freeze_layers and ctx.active:
         raise ValueError("train.freeze_layers runs in one process only (its layer cache is not sharded)")
+    if cfg.diag_every and ctx.active:
+        raise ValueError("train.diag_every runs in one process only (a rank holds only its share of a gradient)")
     if cfg.freeze_layers:
         data.cache_frozen_layers(encoder, cfg.freeze_layers, out / "layer_cache", cfg.layer_cache_dtype,
                                  cfg.encode_batch_size)
@@ -176,7 +182,7 @@ def _trainer(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, split: str, o
 def _needs_cache(cfg: TrainConfig) -> bool:
     """Whether anything reads the embedding cache: the miners, dev evaluation, the tree's extras."""
     return cfg.n_negatives > 0 or cfg.dev_eval or (cfg.use_tree and (
-        cfg.diagnostics or cfg.lambda_neighbour > 0 or cfg.indexer_steps > 0 or cfg.indexing_negatives > 0))
+        cfg.diagnostics or cfg.diag_every > 0 or cfg.lambda_neighbour > 0 or cfg.indexer_steps > 0 or cfg.indexing_negatives > 0))
 
 
 def _start(t: Trainer, out: Path, resume: bool) -> tuple[TrainState, bool]:
@@ -185,7 +191,7 @@ def _start(t: Trainer, out: Path, resume: bool) -> tuple[TrainState, bool]:
     cfg = t.cfg
     saved = load_checkpoint(out / "checkpoint", t.encoder, t.indexer, t.opt, t.sched, cfg, t.updates) if resume else None
     if saved:
-        state = TrainState(saved["epoch"], saved["step"], saved["cache"], saved["log"])
+        state = TrainState(saved["epoch"], saved["step"], saved["cache"], saved["log"], saved["step_log"])
     else:
         state = TrainState()
         if t.indexer is not None and cfg.indexer_init in ("data", "kmeans", "ivf"):
@@ -262,13 +268,21 @@ def run_epoch(t: Trainer, state: TrainState) -> dict:
     start, n_batches = time.time(), math.ceil(len(order) / cfg.batch_size)
     bar = tqdm(range(n_batches), desc=f"epoch {epoch + 1}/{cfg.epochs}", disable=not t.show_progress, mininterval=1)
     within = progress_lines.EpochProgress("ehi" if cfg.use_tree else "de", epoch + 1, cfg.epochs, n_batches)
+    groups = {"tower": opt.param_groups[0]["params"], "router": opt.param_groups[-1]["params"] if indexer is not None else []}
     for b in bar:
         rng = np.random.default_rng([cfg.seed, epoch, b])
         batch = order[b * cfg.batch_size : (b + 1) * cfg.batch_size]
+        diag = indexer is not None and step_log.is_due(step, cfg.diag_every)
+        if diag:  # before the batch refreshes the cache (ehi.train.step_log)
+            row = step_log.occupancy_row(epoch, step, cache.doc_leaf, indexer.n_leaves, t.updates is not None)
         terms, q_rows = train_step(batch, data, cache, rng, encoder, indexer, cfg, t.device, t.towers)
         check_finite(terms, step, epoch, b, [data.query_ids[i] for i in q_rows])
+        if diag:
+            row.update(step_log.term_gradients(terms, cfg, groups))
         opt.zero_grad(set_to_none=True)
         terms["loss"].backward()
+        if diag:
+            row.update(step_log.loss_gradients(groups))
         if cfg.grad_clip > 0:
             torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)
         opt.step()
@@ -276,6 +290,8 @@ def run_epoch(t: Trainer, state: TrainState) -> dict:
         step += 1
         if t.updates is not None:  # the tree alone, on the cache the step just refreshed
             terms["tree_updates"] = torch.tensor(t.updates.after_step(cache, epoch, b))
+        if diag:
+            state.step_rows.append({**row, **({"tree_updates": float(terms["tree_updates"])} if t.updates else {})})
         for k, v in terms.items():
             sums[k] = sums.get(k, 0.0) + float(v.detach())
         bar.set_postfix({k: f"{v / (b + 1):.4f}" for k, v in sums.items()}, refresh=False)
