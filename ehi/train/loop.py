@@ -39,12 +39,12 @@ from ehi.model.tree_init import kmeans_init_
 from ehi.model.tree_stats import tree_diagnostics
 from ehi.train import distributed
 from ehi.train import progress as progress_lines
+from ehi.train import step_log
 from ehi.train.batches import EmbeddingCache, TrainData, refresh_cache
 from ehi.train.checkpoint import load_checkpoint, save_checkpoint, write_log
 from ehi.train.config import TrainConfig
 from ehi.train.dev_curve import IVF_SEED
 from ehi.train.selection import DevSelection, kept_tree
-from ehi.train import step_log
 from ehi.train.step import check_finite, train_step
 from ehi.train.tree_updates import TreeUpdates
 
@@ -181,8 +181,8 @@ def _trainer(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, split: str, o
 
 def _needs_cache(cfg: TrainConfig) -> bool:
     """Whether anything reads the embedding cache: the miners, dev evaluation, the tree's extras."""
-    return cfg.n_negatives > 0 or cfg.dev_eval or (cfg.use_tree and (
-        cfg.diagnostics or cfg.diag_every > 0 or cfg.lambda_neighbour > 0 or cfg.indexer_steps > 0 or cfg.indexing_negatives > 0))
+    return cfg.n_negatives > 0 or cfg.dev_eval or (cfg.use_tree and (cfg.diagnostics or cfg.diag_every > 0
+        or cfg.lambda_neighbour > 0 or cfg.indexer_steps > 0 or cfg.indexing_negatives > 0))
 
 
 def _start(t: Trainer, out: Path, resume: bool) -> tuple[TrainState, bool]:
@@ -268,7 +268,7 @@ def run_epoch(t: Trainer, state: TrainState) -> dict:
     start, n_batches = time.time(), math.ceil(len(order) / cfg.batch_size)
     bar = tqdm(range(n_batches), desc=f"epoch {epoch + 1}/{cfg.epochs}", disable=not t.show_progress, mininterval=1)
     within = progress_lines.EpochProgress("ehi" if cfg.use_tree else "de", epoch + 1, cfg.epochs, n_batches)
-    groups = {"tower": opt.param_groups[0]["params"], "router": opt.param_groups[-1]["params"] if indexer is not None else []}
+    groups = step_log.parameter_groups(opt)
     for b in bar:
         rng = np.random.default_rng([cfg.seed, epoch, b])
         batch = order[b * cfg.batch_size : (b + 1) * cfg.batch_size]
@@ -291,7 +291,7 @@ def run_epoch(t: Trainer, state: TrainState) -> dict:
         if t.updates is not None:  # the tree alone, on the cache the step just refreshed
             terms["tree_updates"] = torch.tensor(t.updates.after_step(cache, epoch, b))
         if diag:
-            state.step_rows.append({**row, **({"tree_updates": float(terms["tree_updates"])} if t.updates else {})})
+            state.step_rows.append({**row, **{k: float(terms[k]) for k in ("tree_updates",) if k in terms}})
         for k, v in terms.items():
             sums[k] = sums.get(k, 0.0) + float(v.detach())
         bar.set_postfix({k: f"{v / (b + 1):.4f}" for k, v in sums.items()}, refresh=False)

@@ -42,6 +42,13 @@ def is_due(step: int, every: int) -> bool:
     return every > 0 and step % every == 0
 
 
+def parameter_groups(opt: torch.optim.Optimizer) -> dict[str, list[torch.Tensor]]:
+    """The tower's parameters and the router's, from the optimizer's groups (ehi.train.loop.make_optimizer:
+    the encoder's first, then the tree's where there is one)."""
+    groups = opt.param_groups
+    return {"tower": groups[0]["params"], "router": groups[1]["params"] if len(groups) > 1 else []}
+
+
 def occupancy_row(epoch: int, step: int, doc_leaf: np.ndarray, n_leaves: int, tree_updates: bool) -> dict:
     """The row's start, read before the step: where it is and how the documents sit in the leaves."""
     return {"epoch": epoch + 1, "step": step, **leaf_occupancy(doc_leaf, n_leaves),

@@ -119,3 +119,11 @@ def test_a_checkpoint_without_the_key_is_set_aside_when_logging_turns_on(tiny_da
     state_file.write_text(json.dumps(state))
     assert set_aside_stale_checkpoint(tmp_path, config(epochs=1)) is None  # its default: the same run
     assert set_aside_stale_checkpoint(tmp_path, config(epochs=1, diag_every=5)) is not None
+
+
+def test_several_processes_are_refused_in_one_line(tiny_dataset, tmp_path):
+    from ehi.train.distributed import Context
+    from ehi.train.loop import _trainer
+
+    with pytest.raises(ValueError, match="train.diag_every runs in one process only"):
+        _trainer(tiny_dataset, encoder(), config(diag_every=5), "train", tmp_path, Context(rank=0, world=2), False)
