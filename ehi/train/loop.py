@@ -268,21 +268,18 @@ def run_epoch(t: Trainer, state: TrainState) -> dict:
     start, n_batches = time.time(), math.ceil(len(order) / cfg.batch_size)
     bar = tqdm(range(n_batches), desc=f"epoch {epoch + 1}/{cfg.epochs}", disable=not t.show_progress, mininterval=1)
     within = progress_lines.EpochProgress("ehi" if cfg.use_tree else "de", epoch + 1, cfg.epochs, n_batches)
-    groups = step_log.parameter_groups(opt)
     for b in bar:
         rng = np.random.default_rng([cfg.seed, epoch, b])
         batch = order[b * cfg.batch_size : (b + 1) * cfg.batch_size]
-        diag = indexer is not None and step_log.is_due(step, cfg.diag_every)
-        if diag:  # before the batch refreshes the cache (ehi.train.step_log)
-            row = step_log.occupancy_row(epoch, step, cache.doc_leaf, indexer.n_leaves, t.updates is not None)
+        row = step_log.start_row(epoch, step, cfg, cache, indexer, t.updates is not None)  # train.diag_every
         terms, q_rows = train_step(batch, data, cache, rng, encoder, indexer, cfg, t.device, t.towers)
         check_finite(terms, step, epoch, b, [data.query_ids[i] for i in q_rows])
-        if diag:
-            row.update(step_log.term_gradients(terms, cfg, groups))
+        if row is not None:
+            row.update(step_log.term_gradients(terms, cfg, opt))
         opt.zero_grad(set_to_none=True)
         terms["loss"].backward()
-        if diag:
-            row.update(step_log.loss_gradients(groups))
+        if row is not None:
+            row.update(step_log.loss_gradients(opt))
         if cfg.grad_clip > 0:
             torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)
         opt.step()
@@ -290,7 +287,7 @@ def run_epoch(t: Trainer, state: TrainState) -> dict:
         step += 1
         if t.updates is not None:  # the tree alone, on the cache the step just refreshed
             terms["tree_updates"] = torch.tensor(t.updates.after_step(cache, epoch, b))
-        if diag:
+        if row is not None:
             state.step_rows.append({**row, **{k: float(terms[k]) for k in ("tree_updates",) if k in terms}})
         for k, v in terms.items():
             sums[k] = sums.get(k, 0.0) + float(v.detach())

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import torch
 
 from ehi.model.tree_stats import leaf_occupancy
@@ -49,15 +48,20 @@ def parameter_groups(opt: torch.optim.Optimizer) -> dict[str, list[torch.Tensor]
     return {"tower": groups[0]["params"], "router": groups[1]["params"] if len(groups) > 1 else []}
 
 
-def occupancy_row(epoch: int, step: int, doc_leaf: np.ndarray, n_leaves: int, tree_updates: bool) -> dict:
-    """The row's start, read before the step: where it is and how the documents sit in the leaves."""
-    return {"epoch": epoch + 1, "step": step, **leaf_occupancy(doc_leaf, n_leaves),
+def start_row(epoch: int, step: int, cfg, cache, indexer, tree_updates: bool) -> dict | None:
+    """A diagnostic step's row, begun before the step's batch refreshes the cache (an
+    :class:`~ehi.train.batches.EmbeddingCache`): where it is and how the documents sit in the
+    leaves; None on any other step (and without a tree)."""
+    if indexer is None or not is_due(step, cfg.diag_every):
+        return None
+    return {"epoch": epoch + 1, "step": step, **leaf_occupancy(cache.doc_leaf, indexer.n_leaves),
             "occupancy_after_tree_updates": tree_updates and step > 0}
 
 
-def term_gradients(terms: dict[str, torch.Tensor], cfg, groups: dict[str, list[torch.Tensor]]) -> dict:
+def term_gradients(terms: dict[str, torch.Tensor], cfg, opt: torch.optim.Optimizer) -> dict:
     """Each term's value and the norm of the gradient its weighted value sends to each parameter
-    group ({"tower": encoder parameters, "router": tree parameters}); the graph is kept."""
+    group (:func:`parameter_groups`); the graph is kept."""
+    groups = parameter_groups(opt)
     row = {"loss": float(terms["loss"].detach())}
     named = [(group, p) for group, params in groups.items() for p in params if p.requires_grad]
     for name, weight in TERM_WEIGHTS.items():
@@ -71,8 +75,9 @@ def term_gradients(terms: dict[str, torch.Tensor], cfg, groups: dict[str, list[t
     return row
 
 
-def loss_gradients(groups: dict[str, list[torch.Tensor]]) -> dict:
+def loss_gradients(opt: torch.optim.Optimizer) -> dict:
     """The whole loss's gradient norm per group, from ``.grad`` after the backward, before clipping."""
+    groups = parameter_groups(opt)
     return _group_norms("loss", [(group, p.grad) for group, params in groups.items() for p in params], groups)
 
 
