@@ -2,8 +2,9 @@
 so that one picture shows when the leaves empty and which loss term is pushing at that moment.
 
 (a) leaf occupancy: the fraction of empty leaves and the largest leaf over the mean; (b) each loss
-term (unweighted, as logged); (c) the gradient norm each weighted term sends to the tower (solid)
-and to the router (dashed), on a log scale (a term that cannot reach a group, norm 0, is not drawn).
+term (unweighted, as logged; the weighted total in grey); (c) the gradient norm each weighted term
+sends to the tower (solid) and to the router (dashed), on a log scale (a term that cannot reach a
+group, norm 0, is not drawn).
 Dotted verticals mark where each epoch starts; a red one, the first logged step with more than 5%
 of the leaves empty (the issue's bar for a tree that kept its leaves).
 """
@@ -41,17 +42,21 @@ def plot_step_log(log: pd.DataFrame, path: str | os.PathLike, title: str = "") -
     over_mean.set_ylabel("largest leaf / mean", color="tab:blue")
     occupancy.set_title("(a) leaf occupancy of the training's document-to-leaf assignment", fontsize=9)
     terms = logged_terms(log)
-    colours = {t: f"C{i}" for i, t in enumerate([*terms, "tree_updates"])}
+    # the total in black, beneath: it often runs on top of its largest term, which must stay visible
+    colours = {t: f"C{i}" for i, t in enumerate(t for t in [*terms, "tree_updates"] if t != "loss")}
+    colours["loss"] = "black"
+    total = {"loss": dict(linewidth=2.5, alpha=0.35, zorder=1)}
     for term in [t for t in [*terms, "tree_updates"] if t in log]:
-        losses.plot(step, log[term], color=colours[term], label=term, linewidth=2 if term == "loss" else 1)
+        losses.plot(step, log[term], color=colours[term], label=term, **total.get(term, {}))
     losses.set_ylabel("loss")
-    losses.set_title("(b) loss terms (unweighted; loss: the weighted total)", fontsize=9)
+    losses.set_title("(b) loss terms (unweighted; loss, grey: the weighted total)", fontsize=9)
     losses.legend(fontsize=7, ncol=3)
     for term in terms:
         for group, style in GROUP_LINES.items():
             norm = log[f"grad_{term}_{group}"].where(lambda v: v > 0)  # 0: the term cannot reach the group
             if norm.notna().any():
-                grads.plot(step, norm, color=colours[term], linestyle=style, label=f"{term} -> {group}")
+                grads.plot(step, norm, color=colours[term], linestyle=style, label=f"{term} -> {group}",
+                           **total.get(term, {}))
     grads.set_yscale("log")
     grads.set_ylabel("gradient norm")
     grads.set_xlabel("encoder step")
