@@ -120,6 +120,7 @@ else:
             rules.claims.output,
             f"{R}/main/ehi/search_index",
             [p for v in VARIANTS for p in trec_runs(v)],
+            step_log_outputs(VARIANTS + REPLICAS),
             DATA_MANIFEST,
         default_target: True
 
@@ -134,7 +135,14 @@ else:
         input:
             [p for v in VARIANTS + REPLICAS for p in outputs_of(v)[1:]],
             GRID_CHOICES,
+            step_log_outputs(VARIANTS + REPLICAS),
             DATA_MANIFEST,
+
+
+    # the step logs of train.diag_every and their figures (workflow/rules/train.smk), alone
+    rule step_logs:
+        input:
+            step_log_outputs(VARIANTS + REPLICAS),
 
 
     rule main:

@@ -37,6 +37,9 @@ GENERATED = {
     "results/<ds>/<variant>/qps/<system>.parquet",
     "results/<ds>/<variant>/timings/<stage>.parquet",
     "results/tables/*_timings.*",
+    # the step log of a training with train.diag_every, none of them committed yet (docs/ablations.md)
+    "results/<ds>/<variant>/train_steps/ehi.parquet",
+    "results/<ds>/<variant>/train_steps/ehi.png",
     # an ablation row's results, written by its rule on demand (docs/ablations.md)
     "results/<dataset>/height~1/branching~64/",
 }

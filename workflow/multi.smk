@@ -90,6 +90,11 @@ rule main:
         of_each("main"),
 
 
+rule step_logs:
+    input:
+        of_each("step_logs"),
+
+
 ACROSS_SEEDING = {n: across_seeding(n, DATASETS) for n in REPORTED}
 
 

@@ -47,6 +47,21 @@ def leaf_size_stats(sizes: np.ndarray) -> dict[str, float]:
     }
 
 
+def leaf_occupancy(doc_leaf: np.ndarray, n_leaves: int) -> dict[str, float]:
+    """How the documents of ``doc_leaf`` (N,) spread over ``n_leaves`` leaves, in the numbers a
+    collapse shows first: empty leaves (count and fraction), the largest leaf over the mean, and
+    the entropy of the document-to-leaf distribution over log(n_leaves) (1 = even, 0 = one leaf)."""
+    sizes = leaf_sizes(doc_leaf, n_leaves)
+    share = sizes[sizes > 0] / sizes.sum()
+    empty = int((sizes == 0).sum())
+    return {
+        "leaf_empty": empty,
+        "leaf_empty_fraction": empty / n_leaves,
+        "leaf_max_over_mean": float(sizes.max() / sizes.mean()),
+        "leaf_entropy": float(-(share * np.log(share)).sum() / np.log(n_leaves)),
+    }
+
+
 # A tree is "collapsed" when one leaf holds at least this share of the corpus: beam search then
 # scores about as much as exact search and its budget axis means nothing.
 COLLAPSE_SHARE = 0.5

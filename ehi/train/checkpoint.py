@@ -54,8 +54,10 @@ def _optimizer_state(tensors: dict, meta: dict, prefix: str) -> dict:
     return {"state": state, "param_groups": meta["param_groups"]}
 
 
-def save_checkpoint(path, encoder, indexer, opt, sched, cfg, epoch, step, rows, cache, tree_updates=None) -> None:
-    """``tree_updates``: the run's :class:`ehi.train.tree_updates.TreeUpdates` (its optimizer), or None."""
+def save_checkpoint(path, encoder, indexer, opt, sched, cfg, epoch, step, rows, cache, tree_updates=None,
+                    step_rows=()) -> None:
+    """``tree_updates``: the run's :class:`ehi.train.tree_updates.TreeUpdates` (its optimizer), or None;
+    ``step_rows``: the step log's rows so far (ehi.train.step_log)."""
     with atomic_dir(path) as tmp:
         encoder.save(tmp / "encoder")
         if indexer is not None:
@@ -75,6 +77,8 @@ def save_checkpoint(path, encoder, indexer, opt, sched, cfg, epoch, step, rows, 
                       str(tmp / "cache.safetensors"))
         state = {"epoch": epoch, "step": step, "config": cfg.to_dict(), "optimizer": opt_meta,
                  "scheduler": sched.state_dict(), "python_random": random.getstate(), "log": rows, **extra}
+        if step_rows:
+            state["step_log"] = list(step_rows)
         (tmp / "state.json").write_text(json.dumps(state, indent=1) + "\n")  # keeps log column order
 
 
@@ -90,8 +94,7 @@ def load_checkpoint(path, encoder, indexer, opt, sched, cfg, tree_updates=None) 
     except json.JSONDecodeError as e:
         raise WeightsError(f"{path / 'state.json'}: corrupted checkpoint state ({e}); delete {path} to "
                          "restart the run from scratch") from e
-    diff = {k: (v, getattr(cfg, k, None)) for k, v in state["config"].items()
-            if k not in RESUME_IGNORES and getattr(cfg, k, None) != v}
+    diff = config_diff(state["config"], cfg)
     if diff:
         raise ValueError(f"checkpoint {path} was written with another config (saved, now): {diff}; "
                          "use a new output directory or resume=False")
@@ -115,13 +118,26 @@ def load_checkpoint(path, encoder, indexer, opt, sched, cfg, tree_updates=None) 
         arrays = read_tensors(path / "cache.safetensors")
         cache = EmbeddingCache.from_arrays({k: v.numpy().copy() for k, v in arrays.items()})
     log.info("resumed from %s at epoch %d, step %d", path, state["epoch"], state["step"])
-    return {"epoch": state["epoch"], "step": state["step"], "cache": cache, "log": state["log"]}
+    return {"epoch": state["epoch"], "step": state["step"], "cache": cache, "log": state["log"],
+            "step_log": state.get("step_log", [])}
 
 
-def write_log(rows: list[dict], path: Path, cfg) -> None:
-    """The per-epoch training log as Parquet, atomically, with provenance in its metadata."""
+def config_diff(saved: dict, cfg) -> dict:
+    """The settings a checkpoint's config differs in from ``cfg`` (saved, now), beyond
+    RESUME_IGNORES. A key the checkpoint lacks was written before the key existed: its run had the
+    key's default behaviour."""
+    now, defaults = cfg.to_dict(), type(cfg).defaults()
+    diff = {k: (saved.get(k, defaults.get(k)), v) for k, v in now.items()
+            if k not in RESUME_IGNORES and saved.get(k, defaults.get(k)) != v}
+    diff.update({k: (v, None) for k, v in saved.items() if k not in now and k not in RESUME_IGNORES})
+    return diff
+
+
+def write_log(rows: list[dict], path: Path, cfg, kind: str = "train_log") -> None:
+    """A training log (the epoch log; ``kind="step_log"``: ehi.train.step_log's) as Parquet,
+    atomically, with provenance in its metadata."""
     table = pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False)
-    write_parquet(table, path, {"kind": "train_log", "config": cfg.to_dict()})
+    write_parquet(table, path, {"kind": kind, "config": cfg.to_dict()})
 
 
 def set_aside_stale_checkpoint(out_dir: str | os.PathLike, cfg) -> Path | None:
@@ -134,8 +150,7 @@ def set_aside_stale_checkpoint(out_dir: str | os.PathLike, cfg) -> Path | None:
     state_file = path / "state.json"
     if not state_file.exists():
         return None
-    saved = json.loads(state_file.read_text())["config"]
-    diff = sorted(k for k, v in saved.items() if k not in RESUME_IGNORES and getattr(cfg, k, None) != v)
+    diff = sorted(config_diff(json.loads(state_file.read_text())["config"], cfg))
     if not diff:
         return None
     n = 1

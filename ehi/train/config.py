@@ -93,6 +93,10 @@ class TrainConfig(Section):
     use_tree: bool = shared(True)  # False = DE baseline (lambda_indexing = lambda_intra_leaf = 0)
     diagnostics: bool = tree(True)
     diagnostic_beam: int | None = tree(None)  # None: the beam visiting ~10% of leaves
+    # The step log (ehi.train.step_log): every this many encoder steps, and at the first, one row of
+    # leaf occupancy, loss terms and each term's gradient norm to the tower and to the router, in
+    # step_log.parquet of the run. 0 = off (nothing written, no extra backward).
+    diag_every: int = tree(0)
     encode_batch_size: int = shared(64)
     device: str = shared("auto")
     # Tree-only updates (ehi.train.tree_updates): after each encoder step, ``indexer_steps`` AdamW
@@ -179,6 +183,7 @@ class TrainConfig(Section):
             "indexer_steps_lr > 0": self.indexer_steps_lr > 0, "indexer_steps_batch >= 1": self.indexer_steps_batch >= 1,
             "indexer_hidden null or >= 1": self.indexer_hidden is None or self.indexer_hidden >= 1,
             "diagnostic_beam null or >= 1": self.diagnostic_beam is None or self.diagnostic_beam >= 1,
+            "diag_every >= 0": self.diag_every >= 0,
         }
         bad = [rule for rule, ok in checks.items() if not ok]
         if bad:

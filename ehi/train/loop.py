@@ -39,6 +39,7 @@ from ehi.model.tree_init import kmeans_init_
 from ehi.model.tree_stats import tree_diagnostics
 from ehi.train import distributed
 from ehi.train import progress as progress_lines
+from ehi.train import step_log
 from ehi.train.batches import EmbeddingCache, TrainData, refresh_cache
 from ehi.train.checkpoint import load_checkpoint, save_checkpoint, write_log
 from ehi.train.config import TrainConfig
@@ -97,6 +98,7 @@ class TrainState:
     step: int = 0
     cache: EmbeddingCache | None = None  # what the miners read (batches.refresh_cache); None: nothing reads it
     rows: list[dict] = field(default_factory=list)  # the epoch log
+    step_rows: list[dict] = field(default_factory=list)  # the step log (train.diag_every)
 
 
 def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | os.PathLike,
@@ -136,8 +138,10 @@ def train(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, out_dir: str | o
             if selection is not None:
                 selection.keep_if_best(state.rows, encoder, t.indexer)
             write_log(state.rows, out / "train_log.parquet", cfg)
+            if state.step_rows:
+                write_log(state.step_rows, out / step_log.STEP_LOG, cfg, kind="step_log")
             save_checkpoint(out / "checkpoint", encoder, t.indexer, t.opt, t.sched, cfg, state.epoch, state.step,
-                            state.rows, state.cache if keep_cache else None, t.updates)
+                            state.rows, state.cache if keep_cache else None, t.updates, state.step_rows)
         ctx.barrier()
     return _finish(t, state, selection, out, name, ctx)
 
@@ -162,6 +166,8 @@ def _trainer(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, split: str, o
         check_leaves_fit(cfg.branching ** cfg.height, len(data.doc_texts), cfg.height, cfg.branching)
     if cfg.freeze_layers and ctx.active:
         raise ValueError("train.freeze_layers runs in one process only (its layer cache is not sharded)")
+    if cfg.diag_every and ctx.active:
+        raise ValueError("train.diag_every runs in one process only (a rank holds only its share of a gradient)")
     if cfg.freeze_layers:
         data.cache_frozen_layers(encoder, cfg.freeze_layers, out / "layer_cache", cfg.layer_cache_dtype,
                                  cfg.encode_batch_size)
@@ -175,8 +181,8 @@ def _trainer(dataset: Dataset, encoder: Encoder, cfg: TrainConfig, split: str, o
 
 def _needs_cache(cfg: TrainConfig) -> bool:
     """Whether anything reads the embedding cache: the miners, dev evaluation, the tree's extras."""
-    return cfg.n_negatives > 0 or cfg.dev_eval or (cfg.use_tree and (
-        cfg.diagnostics or cfg.lambda_neighbour > 0 or cfg.indexer_steps > 0 or cfg.indexing_negatives > 0))
+    return cfg.n_negatives > 0 or cfg.dev_eval or (cfg.use_tree and (cfg.diagnostics or cfg.diag_every > 0
+        or cfg.lambda_neighbour > 0 or cfg.indexer_steps > 0 or cfg.indexing_negatives > 0))
 
 
 def _start(t: Trainer, out: Path, resume: bool) -> tuple[TrainState, bool]:
@@ -185,7 +191,7 @@ def _start(t: Trainer, out: Path, resume: bool) -> tuple[TrainState, bool]:
     cfg = t.cfg
     saved = load_checkpoint(out / "checkpoint", t.encoder, t.indexer, t.opt, t.sched, cfg, t.updates) if resume else None
     if saved:
-        state = TrainState(saved["epoch"], saved["step"], saved["cache"], saved["log"])
+        state = TrainState(saved["epoch"], saved["step"], saved["cache"], saved["log"], saved["step_log"])
     else:
         state = TrainState()
         if t.indexer is not None and cfg.indexer_init in ("data", "kmeans", "ivf"):
@@ -265,10 +271,15 @@ def run_epoch(t: Trainer, state: TrainState) -> dict:
     for b in bar:
         rng = np.random.default_rng([cfg.seed, epoch, b])
         batch = order[b * cfg.batch_size : (b + 1) * cfg.batch_size]
+        row = step_log.start_row(epoch, step, cfg, cache, indexer, t.updates is not None)  # train.diag_every
         terms, q_rows = train_step(batch, data, cache, rng, encoder, indexer, cfg, t.device, t.towers)
         check_finite(terms, step, epoch, b, [data.query_ids[i] for i in q_rows])
+        if row is not None:
+            row.update(step_log.term_gradients(terms, cfg, opt))
         opt.zero_grad(set_to_none=True)
         terms["loss"].backward()
+        if row is not None:
+            row.update(step_log.loss_gradients(opt))
         if cfg.grad_clip > 0:
             torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)
         opt.step()
@@ -276,6 +287,8 @@ def run_epoch(t: Trainer, state: TrainState) -> dict:
         step += 1
         if t.updates is not None:  # the tree alone, on the cache the step just refreshed
             terms["tree_updates"] = torch.tensor(t.updates.after_step(cache, epoch, b))
+        if row is not None:
+            state.step_rows.append({**row, **{k: float(terms[k]) for k in ("tree_updates",) if k in terms}})
         for k, v in terms.items():
             sums[k] = sums.get(k, 0.0) + float(v.detach())
         bar.set_postfix({k: f"{v / (b + 1):.4f}" for k, v in sums.items()}, refresh=False)

@@ -28,13 +28,22 @@ def test_tree_only_keys_are_the_fields_marked_tree():
 
 
 def test_de_gets_no_tree_key_and_ehi_gets_every_key():
-    train = TrainConfig(branching=4, lambda_intra_leaf=0.25, lambda_balance=0.5).to_dict()
+    train = TrainConfig(branching=4, lambda_intra_leaf=0.25, lambda_balance=0.5, diag_every=10).to_dict()
     de, ehi = model_settings(train, "de"), model_settings(train, "ehi")
     assert not set(de) & set(TREE_ONLY) and de["use_tree"] is False and de["lr_encoder"] == train["lr_encoder"]
     assert ehi == {**train, "use_tree": True}
     assert TrainConfig.from_dict(de).use_tree is False  # still a complete TrainConfig
     with pytest.raises(ValueError):
         model_settings(train, "pre")
+
+
+def test_a_log_key_off_is_left_out_so_no_training_reruns_for_it():
+    train = TrainConfig(branching=4).to_dict()
+    assert train["diag_every"] == 0
+    without = {k: v for k, v in train.items() if k != "diag_every"}
+    assert model_settings(train, "ehi") == {**without, "use_tree": True}  # the settings before the key existed
+    assert model_settings({**train, "diag_every": 50}, "ehi")["diag_every"] == 50
+    assert TrainConfig.from_dict(model_settings(train, "ehi")) == TrainConfig(branching=4, use_tree=True)
 
 
 def test_reading_the_keys_imports_no_torch():

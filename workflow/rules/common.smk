@@ -161,6 +161,14 @@ def outputs_of(variant):
     ]
 
 
+def step_log_outputs(variants):
+    """The step log and its figure (rules train_steps, train_steps_figure) of each variant whose EHI
+    training sets train.diag_every: nothing for any other."""
+    return [f"{RES}/{v}/train_steps/ehi.{ext}" for v in variants
+            if "ehi" in {s.split("+")[0] for s in variant_systems(v)}
+            and train_params(v, "ehi").get("diag_every", 0) > 0 for ext in ("parquet", "png")]
+
+
 def trec_runs(variant):
     """The TREC run files of every system of a variant (one folder per system, one file per budget)."""
     return expand(f"{R}/{variant}/runs/trec/{{system}}", system=variant_systems(variant))

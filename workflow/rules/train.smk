@@ -141,3 +141,43 @@ use rule chosen_ehi as chosen_de with:
 
 ruleorder: chosen_ehi > train_ehi
 ruleorder: chosen_de > train_de
+
+
+# The step log of an EHI training with train.diag_every (ehi.train.step_log): written into the run
+# folder by train_ehi beside the model (not a declared output of it, so that trainings without the
+# log keep their outputs and never rerun for it), copied here into results and drawn. Requested by
+# `all`, `train_all` and `step_logs` only for the settings whose EHI training sets diag_every.
+localrules:
+    train_steps,
+    train_steps_figure,
+
+
+rule train_steps:
+    input:
+        indexer=f"{R}/{{variant}}/ehi/train/indexer.safetensors",  # the step log is written with it
+    output:
+        f"{RES}/{{variant}}/train_steps/ehi.parquet",
+    params:
+        run_log=lambda w: f"{R}/{w.variant}/ehi/train/step_log.parquet",
+    log:
+        f"logs/{DS}/{{variant}}/train_steps.log",
+    conda:
+        ENV
+    script:
+        "../scripts/train_steps.py"
+
+
+rule train_steps_figure:
+    input:
+        f"{RES}/{{variant}}/train_steps/ehi.parquet",
+    output:
+        f"{RES}/{{variant}}/train_steps/ehi.png",
+    params:
+        title=lambda w: f"{DS} ({w.variant}): EHI's training, step by step",
+        version=VERSIONS["report"],
+    log:
+        f"logs/{DS}/{{variant}}/train_steps_figure.log",
+    conda:
+        ENV
+    script:
+        "../scripts/train_steps_figure.py"
