@@ -28,13 +28,12 @@ def _index(height, branching, n_docs=600, per_node=False, seed=0):
 
 
 def _faiss_search(path, queries, beam, k):
-    """What a FAISS user does with the file and its JSON: augment, set nprobe, search."""
+    """What a FAISS user does with the file: read it, set nprobe, search the embeddings as they are."""
     index = faiss.read_index(str(path))
-    meta = json.loads(meta_path(path).read_text())
-    aug = np.hstack([queries, np.tile(np.float32(meta["query_augmentation"]["append"]), (len(queries), 1))])
+    assert index.d == queries.shape[1]
     faiss.extract_index_ivf(index).nprobe = beam
-    scores, rows = index.search(np.ascontiguousarray(aug, dtype=np.float32), k)
-    return rows, scores, meta
+    scores, rows = index.search(queries, k)
+    return rows, scores, json.loads(meta_path(path).read_text())
 
 
 @pytest.mark.parametrize("per_node", [False, True])
@@ -125,6 +124,7 @@ def _edit_meta(path, **changes):
 @pytest.mark.parametrize("damage,named", [
     (lambda p: _edit_meta(p, doc_ids=None), ".json"),
     (lambda p: _edit_meta(p, faiss_dim=DIM + 5), "x.faiss"),
+    (lambda p: _edit_meta(p, format_version=2), "export the index again"),
     (lambda p: _edit_meta(p, doc_ids=["a", "b"]), "x.faiss"),
     (lambda p: meta_path(p).unlink(), ".json"),
     (lambda p: meta_path(p).write_text("{not json"), ".json"),
