@@ -185,7 +185,9 @@ class ExportedIndex(Searcher):
 
     # -- files --
     def faiss_index(self) -> str | None:
-        return factory_string(self.index)
+        """The index behind the query pre-transform (FAISS has no spelling for the transform that
+        appends the routing coordinate), as the runs record it."""
+        return factory_string(_inner(self.index))
 
     def write(self, path: str | os.PathLike) -> Path:
         """FILE, FILE.json and (height >= 2) FILE.router.safetensors (:mod:`ehi.search.export_files`)."""

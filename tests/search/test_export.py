@@ -148,3 +148,10 @@ def test_router_of_another_tree_is_refused(tmp_path, export_file):
 def test_queries_of_another_dimension_are_refused(export_file):
     with pytest.raises(ExportError, match="8 dimensions.*expects 16"):
         load_export(export_file).search(np.zeros((2, 8), dtype=np.float32), 5, 1)
+
+
+def test_runs_record_the_ivf_behind_the_query_transform(tmp_path):
+    index, _ = _index(1, 8, n_docs=300)
+    assert ExportedIndex.build(index).faiss_index() == "IVF8,Flat"
+    written = faiss.read_index(str(ExportedIndex.build(index).write(tmp_path / "f.faiss")))
+    assert isinstance(written, faiss.IndexPreTransform) and written.d == DIM
