@@ -98,6 +98,7 @@ class ExportedIndex(Searcher):
         if self.refine is not None:
             raise ValueError("this export already re-ranks")
         refined = drop_in(with_refine(_inner(self.index), as_matrix(docs), rerank), self.dim)
+        refined.referenced_objects.append(self.index)  # the index that owns the IVF the re-ranking wraps
         return ExportedIndex(refined, {**self.meta, "rerank": int(rerank)}, self.router)
 
     def leaf_vectors(self) -> tuple[np.ndarray, np.ndarray]:
