@@ -152,8 +152,9 @@ def _pareto_row(axes, curves: pd.DataFrame, metric: str, zoom: float) -> None:
                  "ls": "-" if tree else "--", "zorder": 3 if tree else 2}
         axes[0].plot(front[metric], front.qps, label=name, **style)
         if tree and not front.empty:  # the tree's lines marked in the figure itself, not only in the legend
-            axes[0].annotate(label(name), (front[metric].iloc[-1], front.qps.iloc[-1]), xytext=(4, 4),
-                             textcoords="offset points", fontsize=7, fontweight="bold", color=look["color"])
+            axes[0].annotate(label(name), (front[metric].iloc[-1], front.qps.iloc[-1]), xytext=(-3, 6),
+                             textcoords="offset points", ha="right", va="bottom", fontsize=7, fontweight="bold",
+                             color=look["color"], bbox={"fc": "white", "ec": "none", "alpha": 0.75, "pad": 0.5})
         top = front[front[metric] >= zoom * best]
         axes[1].plot(top[metric], top.qps, **style)
     for f in TARGETS:

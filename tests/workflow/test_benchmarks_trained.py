@@ -224,3 +224,25 @@ def test_every_build_of_each_peers_grid_is_one_curve_with_its_costs_and_the_mach
     text = (out / "trained.md").read_text()
     assert "Machine: " in text and "logical cores" in text and "every build of each peer's grid" in text
     assert "index_bytes" in text and "| build " in text
+
+
+def test_the_pareto_figure_names_each_trees_line_and_draws_one_line_a_system():
+    """ann-benchmarks' figure: log QPS against the quality axis, one line a system (its front over
+    every build), the trees' lines named beside them, peers only in the legend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from benchmarks.trained_report import _pareto_row
+
+    curves = pd.DataFrame({"system": ["ehi+tree"] * 3 + ["ehi+faiss-hnsw"] * 4,
+                           "build": [""] * 3 + ['{"M": 16}'] * 2 + ['{"M": 32}'] * 2,
+                           "ndcg@10": [0.1, 0.2, 0.3, 0.15, 0.25, 0.2, 0.3], "qps": [900, 500, 100, 800, 300, 700, 90]})
+    fig, axes = plt.subplots(1, 2)
+    _pareto_row(axes, curves, "ndcg@10", 0.5)
+    assert [t.get_text() for t in axes[0].texts] == ["ehi+tree"]
+    assert [line.get_label() for line in axes[0].lines] == ["ehi+tree", "ehi+faiss-hnsw"]
+    hnsw = axes[0].lines[1]  # the front over both degrees: M 16 at 0.15 and 0.25, M 32 at 0.2 and 0.3
+    assert list(hnsw.get_xdata()) == [0.15, 0.2, 0.25, 0.3] and axes[0].get_yscale() == "log"
+    plt.close(fig)
