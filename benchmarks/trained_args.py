@@ -64,6 +64,9 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--max-frac", type=_positive_fraction, default=1.0, help="stop a sweep past this fraction scored")
     p.add_argument("--budget-cost", choices=("documents", "work"), help="the cost the peers' dev tuning reads "
                    "(the run's search.budget_cost; default: documents)")
+    p.add_argument("--every-build", action="store_true", help="measure each peer at every point of its grid "
+                   "(HNSW's M, ScaNN's leaves and reordering, IVF's lists), one curve over all, instead of the "
+                   "dev-tuned one")
     p.add_argument("--group", action="append", nargs="+", metavar="SYSTEM", help="build, time and free these "
                    "systems together, before the next group (the rest form the last group): bounds memory at scale")
     p.add_argument("--logs", type=Path, help="logs/<dataset>: the training jobs' costs (default: "

@@ -30,7 +30,7 @@ QUALITY_NOTE = ("nDCG@10 and Recall@10 read the test queries' judgements; k-NN r
                 "the same vectors: the share of a system's top 10 within the 10th exact neighbour's distance "
                 f"(+{KNN_EPSILON:g}), ann-benchmarks' measure of an index. Targets are shares of the lower of the "
                 "two systems' best on that metric.")
-COMPRESSED = ("tree-pq", "faiss-ivfpq", "scann-ah")  # methods compared with each other
+COMPRESSED = ("tree-pq", "faiss-ivfpq", "scann-ah", "ivf-lists-pq")  # methods compared with each other
 MATCHED_COLUMNS = ["ehi", "peer", "metric", "target_share", "target", "ndcg@10", "ehi_qps", "peer_qps", "qps_ratio",
                    "p50_ratio", "p99_ratio", "ehi_frac", "peer_frac"]
 SAME_LISTS = re.compile(r"faiss-ivf-L(\d+)")  # IVF-Flat with as many lists as ehi+tree has leaves
@@ -107,7 +107,9 @@ def pareto_figure(curves: pd.DataFrame, path: Path, title: str = "", zoom: float
     system through its Pareto-optimal points: the whole sweep, and beside it the top (from ``zoom``
     of the best up), where the ratio table's targets lie (dotted lines) and the near-exact systems
     (HNSW) would otherwise be one dot. Trees are drawn bold and solid, peers thin and dashed, so the
-    two families read apart in any palette."""
+    two families read apart in any palette, and each tree's line is named at its best point.
+    A system measured over several builds (``--every-build``) is one line, the front over all of
+    them, as ann-benchmarks draws an algorithm over its parameters."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -137,6 +139,7 @@ def pareto_figure(curves: pd.DataFrame, path: Path, title: str = "", zoom: float
 
 def _pareto_row(axes, curves: pd.DataFrame, metric: str, zoom: float) -> None:
     """One quality axis: the whole sweep's fronts (``axes[0]``, labelled by system) and their top."""
+    from ehi.report.styles import label
     from ehi.report.styles import style as system_style
 
     best = curves[metric].max()
@@ -148,6 +151,10 @@ def _pareto_row(axes, curves: pd.DataFrame, metric: str, zoom: float) -> None:
         style = {"color": look["color"], "marker": look["marker"], "ms": 4 if tree else 3, "lw": 2.5 if tree else 1.2,
                  "ls": "-" if tree else "--", "zorder": 3 if tree else 2}
         axes[0].plot(front[metric], front.qps, label=name, **style)
+        if tree and not front.empty:  # the tree's lines marked in the figure itself, not only in the legend
+            axes[0].annotate(label(name), (front[metric].iloc[-1], front.qps.iloc[-1]), xytext=(-3, 6),
+                             textcoords="offset points", ha="right", va="bottom", fontsize=7, fontweight="bold",
+                             color=look["color"], bbox={"fc": "white", "ec": "none", "alpha": 0.75, "pad": 0.5})
         top = front[front[metric] >= zoom * best]
         axes[1].plot(top[metric], top.qps, **style)
     for f in TARGETS:

@@ -7,7 +7,10 @@ documents sit in their argmax leaf. With one extra dimension, queries ``[x, 1]``
 ``[A_i, c_i]`` and stored vectors ``[x, 0]``, this is an ordinary ``faiss.IndexIVFFlat`` whose
 ``nprobe`` is EHI's beam and whose inner products are the documents' exact scores. The leaves are
 filled with EHI's own assignment (``faiss.contrib.ivf_tools.add_preassigned``; FAISS's quantizer
-never assigns a document) and the ids are corpus rows.
+never assigns a document) and the ids are corpus rows. The file is a drop-in index of the user's
+d dimensions: an ``IndexPreTransform`` whose ``LinearTransform`` appends the constant coordinate
+to each query (``[x] -> [x, 1, 0, ...]``) before the IVF searches it, so
+``faiss.read_index(path).search(queries, k)`` takes d-dimensional queries as they come.
 
 Quantized leaves: ``IndexIVFPQ`` (8-bit codes) or ``IndexIVFPQFastScan`` (4-bit codes), with
 ``by_residual`` off since EHI's centroids are routing weights, not points of the data space (a
@@ -75,6 +78,30 @@ def augment(x: np.ndarray, faiss_dim: int, constant: float) -> np.ndarray:
     return out
 
 
+def query_transform(dim: int, faiss_dim: int) -> faiss.LinearTransform:
+    """The pre-transform ``x (dim) -> [x, 1, 0, ...] (faiss_dim)``: the identity plus a bias of 1 at
+    coordinate ``dim``, where the router's offsets sit in the centroids."""
+    transform = faiss.LinearTransform(dim, faiss_dim, True)
+    matrix = np.zeros((faiss_dim, dim), dtype=np.float32)
+    matrix[:dim] = np.eye(dim, dtype=np.float32)
+    bias = np.zeros(faiss_dim, dtype=np.float32)
+    bias[dim] = 1.0
+    faiss.copy_array_to_vector(matrix.ravel(), transform.A)
+    faiss.copy_array_to_vector(bias, transform.b)
+    transform.is_trained = True
+    return transform
+
+
+def drop_in(inner, dim: int):
+    """``inner`` (an index of the padded dimension, documents stored as ``[x, 0, ...]``) behind the
+    query pre-transform: an index of ``dim`` dimensions, searched as any FAISS index is."""
+    transform = query_transform(dim, inner.d)
+    index = faiss.IndexPreTransform(transform, inner)
+    index.ntotal = inner.ntotal  # filled before wrapping: the wrapper's own add would pad documents with 1
+    index.referenced_objects = [transform, inner]  # the wrapper owns neither: keep them alive with it
+    return index
+
+
 def _empty_ivf(quantizer, faiss_dim: int, n_leaves: int, pq_m: int | None, nbits: int):
     metric = faiss.METRIC_INNER_PRODUCT
     if pq_m is None:
@@ -100,8 +127,9 @@ def build_leaf_ivf(router: NumpyRouter, docs: np.ndarray, leaf: np.ndarray, pq_m
                    nbits: int = 4, rerank: int = 0, seed: int = 0):
     """The FAISS index of EHI's leaves: docs (N, d) in corpus order, each in its ``leaf`` (N,), id = row.
 
-    Returns an IndexIVFFlat / IndexIVFPQ (8-bit) / IndexIVFPQFastScan (4-bit), wrapped in an
-    IndexRefine with a flat refine index when ``rerank`` > 0.
+    Returns an IndexPreTransform of d dimensions (:func:`drop_in`) over an IndexIVFFlat /
+    IndexIVFPQ (8-bit) / IndexIVFPQFastScan (4-bit), wrapped in an IndexRefine with a flat refine
+    index when ``rerank`` > 0.
     """
     faiss_dim = padded_dim(router.dim, pq_m)
     weight, bias = leaf_centroids(router)
@@ -119,4 +147,4 @@ def build_leaf_ivf(router: NumpyRouter, docs: np.ndarray, leaf: np.ndarray, pq_m
                         ids[s : s + ADD_CHUNK])
     if pq_m is not None and nbits == 4:
         ivf = fast_scan(ivf, quantizer)
-    return with_refine(ivf, docs, rerank) if rerank > 0 else ivf
+    return drop_in(with_refine(ivf, docs, rerank) if rerank > 0 else ivf, router.dim)

@@ -22,7 +22,9 @@ from ehi.core.errors import SearchIndexError
 from ehi.core.io import atomic_path, file_sha256
 
 FORMAT = "ehi-faiss-export"
-FORMAT_VERSION = 2  # 2: the sidecar carries checksums
+# this layout: FILE takes queries of the embeddings' own dimension (a pre-transform appends the routing
+# coordinate) and the sidecar carries checksums; an older export is refused, not read another way
+FORMAT_VERSION = 3
 REQUIRED = ("format", "format_version", "dim", "faiss_dim", "n_docs", "n_leaves", "height", "branching",
             "doc_ids", "rerank", "checksums")
 
@@ -86,7 +88,8 @@ def read_meta(path: Path) -> dict:
         raise ExportError(f"{jpath}: missing {', '.join(missing)}" + (" (the doc-id map)" if "doc_ids" in missing else ""))
     if meta["format"] != FORMAT or meta["format_version"] != FORMAT_VERSION:
         raise ExportError(f"{jpath}: format {meta.get('format')!r} v{meta['format_version']}, expected {FORMAT!r} "
-                          f"v{FORMAT_VERSION}; export the index again with ehi export-faiss")
+                          f"v{FORMAT_VERSION} (an index searched with the embeddings' own dimension); export the "
+                          "index again with ehi export-faiss")
     if not isinstance(meta["checksums"], dict) or not isinstance(meta["doc_ids"], list):
         raise ExportError(f"{jpath}: checksums must be an object and doc_ids a list")
     return meta

@@ -1,11 +1,14 @@
 """An exported EHI index on disk and in use: FILE (FAISS), FILE.json (how to use it), and for
 height >= 2 FILE.router.safetensors (EHI's routing in numpy).
 
-Loading checks every file against the others before the index is used (a FAISS file of another
-dimension, a JSON with no id map, a router of another tree) and names the file at fault.
-:class:`ExportedIndex` follows the :mod:`ehi.search.base` contract with the beam as budget:
-for height 1 it searches with FAISS alone (``nprobe = beam``), as a user of the file would; for
-height >= 2 the numpy router picks the leaves and FAISS scans them (``search_preassigned``).
+FILE is a drop-in FAISS index of the embeddings' dimension (an ``IndexPreTransform`` that appends
+the routing coordinate, :func:`ehi.search.export.drop_in`): ``faiss.read_index(FILE).search(q, k)``
+with ``nprobe`` = beam is EHI's search for a tree of height 1. Loading checks every file against
+the others before the index is used (a FAISS file of another dimension, a JSON with no id map, a
+router of another tree) and names the file at fault. :class:`ExportedIndex` follows the
+:mod:`ehi.search.base` contract with the beam as budget: for height 1 it searches with FAISS alone
+(``nprobe = beam``), as a user of the file would; for height >= 2 the numpy router picks the leaves
+and FAISS scans them (``search_preassigned``).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import faiss
 import numpy as np
 
 from ehi.search.base import Searcher, SearchResult, as_matrix, factory_string, log_grid, pad_results
-from ehi.search.export import augment, build_leaf_ivf
+from ehi.search.export import augment, build_leaf_ivf, drop_in
 from ehi.search.faiss_ann import ivf_list_sizes
 from ehi.search.faiss_pq import with_refine
 from ehi.search.export_files import (FORMAT, FORMAT_VERSION, ExportError, meta_path, read_meta, read_router,
@@ -26,9 +29,15 @@ from ehi.search.route import NumpyRouter
 
 __all__ = ["ExportError", "ExportedIndex", "load_export", "meta_path", "router_path"]
 
+def _inner(index):
+    """The padded-dimension index behind the query pre-transform: the IVF, or its IndexRefine."""
+    return faiss.downcast_index(index.index) if isinstance(index, faiss.IndexPreTransform) else index
+
+
 def _base_ivf(index):
-    """The IVF inside an (optionally IndexRefine-wrapped) index, downcast to its real type."""
-    base = faiss.downcast_index(index.base_index) if isinstance(index, faiss.IndexRefine) else index
+    """The IVF inside the drop-in index (behind its pre-transform and any IndexRefine), downcast."""
+    inner = _inner(index)
+    base = faiss.downcast_index(inner.base_index) if isinstance(inner, faiss.IndexRefine) else inner
     return faiss.downcast_index(base)
 
 
@@ -42,7 +51,8 @@ class ExportedIndex(Searcher):
         super().__init__(index.ntotal, {k: meta.get(k) for k in ("height", "branching", "pq", "rerank")})
         self.index, self.meta, self.router = index, meta, router
         self.ivf = _base_ivf(index)
-        self.refine = index if isinstance(index, faiss.IndexRefine) else None
+        inner = _inner(index)
+        self.refine = inner if isinstance(inner, faiss.IndexRefine) else None
         self.quantizer = faiss.downcast_index(self.ivf.quantizer)
         self.dim, self.faiss_dim = int(meta["dim"]), int(meta["faiss_dim"])
         self.rerank = int(meta["rerank"] or 0)
@@ -66,16 +76,16 @@ class ExportedIndex(Searcher):
         doc_ids = [str(i) for i in range(len(docs))] if doc_ids is None else [str(i) for i in doc_ids]
         if len(doc_ids) != len(docs):
             raise ExportError(f"{len(doc_ids)} document ids for an index of {len(docs)} documents")
-        faiss_dim, height = int(index.d), indexer.height
+        faiss_dim, height = int(_inner(index).d), indexer.height
         meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "dim": router.dim, "faiss_dim": faiss_dim,
                 "n_docs": len(docs), "n_leaves": router.n_leaves, "height": height,
                 "branching": indexer.branching, "metric": "inner_product",
                 "faiss_index": type(_base_ivf(index)).__name__, "rerank": int(rerank),
                 "pq": None if pq_m is None else {"m": int(pq_m), "sub_quantizers": int(pq_m) + 1, "nbits": int(nbits)},
                 "exact_in_faiss": height == 1, "routing": "faiss" if height == 1 else "router",
-                "query_augmentation": {"append": [1.0] + [0.0] * (faiss_dim - router.dim - 1),
-                                       "how": f"search [q, 1, 0 x {faiss_dim - router.dim - 1}] ({faiss_dim} "
-                                              f"dims) for a query embedding q ({router.dim} dims)"},
+                "query_transform": f"the file's IndexPreTransform appends [1, 0 x {faiss_dim - router.dim - 1}] "
+                                   f"to a query embedding ({router.dim} dims): search it with the embeddings as "
+                                   "they are",
                 "nprobe": "nprobe = EHI's beam (leaves visited)", "doc_ids": doc_ids}
         if height > 1:
             meta["note"] = ("height >= 2: FAISS's quantizer only approximates EHI's beam search (summed level "
@@ -87,15 +97,40 @@ class ExportedIndex(Searcher):
         (N, d), corpus order: shares this index, adds only the exact vectors."""
         if self.refine is not None:
             raise ValueError("this export already re-ranks")
-        return ExportedIndex(with_refine(self.index, as_matrix(docs), rerank), {**self.meta, "rerank": int(rerank)},
-                             self.router)
+        refined = drop_in(with_refine(_inner(self.index), as_matrix(docs), rerank), self.dim)
+        refined.referenced_objects.append(self.index)  # the index that owns the IVF the re-ranking wraps
+        return ExportedIndex(refined, {**self.meta, "rerank": int(rerank)}, self.router)
+
+    def leaf_vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """The stored documents as the lists hold them, leaf after leaf: vectors (N, d) float32 and
+        their corpus rows (N,); exact leaves only (the file that stores an index folder's vectors)."""
+        if self.refine is not None or not isinstance(self.ivf, faiss.IndexIVFFlat):
+            raise ExportError(f"a {type(self.ivf).__name__} export stores codes, not the documents' vectors")
+        lists = self.ivf.invlists
+        vectors = np.empty((self.n_docs, self.dim), dtype=np.float32)
+        rows = np.empty(self.n_docs, dtype=np.int64)
+        start = 0
+        for leaf, size in enumerate(self.list_sizes):
+            if size == 0:
+                continue
+            codes = faiss.rev_swig_ptr(lists.get_codes(leaf), int(size) * self.faiss_dim * 4)
+            vectors[start : start + size] = np.frombuffer(codes, np.float32).reshape(-1, self.faiss_dim)[:, : self.dim]
+            rows[start : start + size] = faiss.rev_swig_ptr(lists.get_ids(leaf), int(size))
+            start += size
+        return vectors, rows
 
     # -- query path --
-    def augment(self, queries: np.ndarray) -> np.ndarray:
+    def checked(self, queries: np.ndarray) -> np.ndarray:
+        """Queries (nq, d) float32 of the index's dimension."""
         queries = as_matrix(queries)
         if queries.shape[1] != self.dim:
             raise ExportError(f"queries have {queries.shape[1]} dimensions, the index expects {self.dim}")
-        return augment(queries, self.faiss_dim, 1.0)
+        return queries
+
+    def augment(self, queries: np.ndarray) -> np.ndarray:
+        """``[q, 1, 0, ...]`` (nq, faiss_dim): what the pre-transform makes of a query, for the
+        routed path that scans the IVF directly."""
+        return augment(self.checked(queries), self.faiss_dim, 1.0)
 
     def route(self, aug: np.ndarray, beam: int) -> tuple[np.ndarray, np.ndarray]:
         """Leaves (nq, beam) and their routing scores: FAISS's quantizer (H = 1) or the router."""
@@ -137,11 +172,13 @@ class ExportedIndex(Searcher):
         if self.router is not None:
             rows, scores, _ = self.search(queries, k, budget_value)
             return rows, scores
-        aug = self.augment(queries)  # FAISS alone, as a user of the file searches it
+        queries = self.checked(queries)  # FAISS alone, as a user of the file searches it
         ivf_params = faiss.SearchParametersIVF(nprobe=int(budget_value))
-        params = ivf_params if self.refine is None else faiss.IndexRefineSearchParameters(
+        inner = ivf_params if self.refine is None else faiss.IndexRefineSearchParameters(
             k_factor=(self._k_base(k) + 0.5) / k, base_index_params=ivf_params)
-        scores, rows = self.index.search(aug, int(k), params=params)
+        params = faiss.SearchParametersPreTransform()
+        params.index_params = inner
+        scores, rows = self.index.search(queries, int(k), params=params)
         return pad_results(rows, scores, k)
 
     def default_sweep(self) -> list[int]:
@@ -149,7 +186,9 @@ class ExportedIndex(Searcher):
 
     # -- files --
     def faiss_index(self) -> str | None:
-        return factory_string(self.index)
+        """The index behind the query pre-transform (FAISS has no spelling for the transform that
+        appends the routing coordinate), as the runs record it."""
+        return factory_string(_inner(self.index))
 
     def write(self, path: str | os.PathLike) -> Path:
         """FILE, FILE.json and (height >= 2) FILE.router.safetensors (:mod:`ehi.search.export_files`)."""
@@ -167,9 +206,11 @@ def load_export(path: str | os.PathLike, route_threads: int | None = 1) -> Expor
     except RuntimeError as err:
         raise ExportError(f"{path}: not a readable FAISS index: {str(err).splitlines()[0]}") from None
     jpath = meta_path(path)
-    if index.d != meta["faiss_dim"] or meta["faiss_dim"] <= meta["dim"]:
-        raise ExportError(f"{path}: FAISS index of dimension {index.d}, but {jpath.name} says faiss_dim "
-                          f"{meta['faiss_dim']} for {meta['dim']}-dimensional queries")
+    if not isinstance(index, faiss.IndexPreTransform):
+        raise ExportError(f"{path}: a {type(index).__name__}, not the IndexPreTransform an EHI export writes")
+    if index.d != meta["dim"] or _inner(index).d != meta["faiss_dim"] or meta["faiss_dim"] <= meta["dim"]:
+        raise ExportError(f"{path}: FAISS index of dimension {index.d} (inside {_inner(index).d}), but {jpath.name} "
+                          f"says {meta['dim']}-dimensional queries (inside {meta['faiss_dim']})")
     if not isinstance(_base_ivf(index), faiss.IndexIVF) or _base_ivf(index).nlist != meta["n_leaves"]:
         raise ExportError(f"{path}: not an IVF index with {meta['n_leaves']} lists, as {jpath.name} says")
     if index.ntotal != meta["n_docs"] or len(meta["doc_ids"]) != index.ntotal:

@@ -33,12 +33,16 @@ def hnsw_grid(n_docs, s):
     return [{"M": m, "ef_construction": s.hnsw_ef_construction} for m in s.hnsw_M]
 
 
-def ivfpq_grid(n_docs, s):
-    """IVF's candidate lists, each with the configured codes (``search.pq_*``; a null ``pq_m`` is
-    left to the build, which needs the embedding dimension)."""
+def _pq_codes(s) -> dict:
+    """The configured codes (``search.pq_*``; a null ``pq_m`` is left to the build, which needs the
+    embedding dimension)."""
     s = s if s is not None else SearchConfig()
-    codes = {**({"m": int(s.pq_m)} if s.pq_m else {}), "nbits": int(s.pq_nbits), "rerank": int(s.pq_rerank)}
-    return [{**g, **codes} for g in ivf_grid(n_docs, s)]
+    return {**({"m": int(s.pq_m)} if s.pq_m else {}), "nbits": int(s.pq_nbits), "rerank": int(s.pq_rerank)}
+
+
+def ivfpq_grid(n_docs, s):
+    """IVF's candidate lists, each with the configured codes."""
+    return [{**g, **_pq_codes(s)} for g in ivf_grid(n_docs, s)]
 
 
 def scann_grid(n_docs, s):
@@ -55,6 +59,11 @@ def tree_lists_grid(n_docs, s):
     nlists = (s and s.ivf_nlist) or [round(math.sqrt(n_docs))]
     beams = {"beams": sorted(s.ehi_beams)} if s is not None and s.ehi_beams else {}
     return [{"nlist": int(n), **beams} for n in nlists]
+
+
+def tree_lists_pq_grid(n_docs, s):
+    """The tree's IVF control (:func:`tree_lists_grid`) with the configured codes, as ``tree-pq``'s."""
+    return [{**g, **_pq_codes(s)} for g in tree_lists_grid(n_docs, s)]
 
 
 def tree_leaf_count(train: dict) -> int | str:

@@ -12,6 +12,10 @@ choice or B^H, :func:`ehi.search.grids.with_leaf_count_grid`), and the sweep is 
 ``nprobe`` = b lists are the same budget point. Work is counted as IVF's (every centroid routed,
 the probed lists' documents scored), which for a one-level tree is the tree's own count (B router
 rows, the visited leaves' documents; :mod:`ehi.core.work`).
+
+Kind ``ivf-lists-pq`` is the control of ``tree-pq``: the same k-means lists scored by the same codes
+(``search.pq_*``: 4-bit fast-scan PQ without residuals, as the tree's leaves are coded, and the best
+``pq_rerank`` re-scored exactly), so the two differ in the partition alone.
 """
 
 from __future__ import annotations
@@ -46,11 +50,22 @@ class TreeListsSearcher(PartitionSearcher):
 
     name = "ivf-lists"
 
+    scoring = "flat"
+
     @classmethod
-    def build(cls, emb: np.ndarray, nlist: int | None = None, beams=None, seed: int = IVF_SEED) -> "TreeListsSearcher":
-        searcher = super().build(emb, PARTITIONER, nlist, "flat", seed=seed)
+    def build(cls, emb: np.ndarray, nlist: int | None = None, beams=None, seed: int = IVF_SEED,
+              **codes) -> "TreeListsSearcher":
+        """``codes``: PartitionSearcher's m / nbits / rerank (the PQ control's)."""
+        searcher = super().build(emb, PARTITIONER, nlist, cls.scoring, seed=seed, **codes)
         searcher.params["beams"] = sorted(int(b) for b in beams) if beams else None
         return searcher
 
     def default_sweep(self) -> list[int]:
         return beam_grid(int(self.ivf.nlist), self.params.get("beams"))
+
+
+class TreeListsPQSearcher(TreeListsSearcher):
+    """:class:`TreeListsSearcher` with its lists' documents as PQ codes, the best re-ranked exactly."""
+
+    name = "ivf-lists-pq"
+    scoring = "pq"

@@ -41,7 +41,7 @@ from ehi.core.errors import ConfigError
 from ehi.core.plugins import load_plugins, resolve
 from ehi.search.base import Searcher, SearchResult, log_grid
 from ehi.search.grids import (TREE_LEAVES, hnsw_grid, ivf_grid, ivfpq_grid, scann_ah_grid, scann_grid,
-                              tree_lists_grid)
+                              tree_lists_grid, tree_lists_pq_grid)
 
 ENCODERS = ("pre", "de", "ehi")
 PQ_SETTINGS = ("pq_m", "pq_nbits", "pq_rerank")  # search.* keys of PQ scoring (any kind that offers it)
@@ -127,6 +127,10 @@ _BUILTIN = (
     AnnKind("ivf-lists", "ehi.search.ivf_lists:TreeListsSearcher", tree_lists_grid, ("ehi_beams",), tuned=False,
             marker="v", in_paper=False, tree_lists=True,
             colours=(("pre", "#393b79"), ("de", "#6b6ecf"), ("ehi", "#843c39"))),
+    # the control of tree-pq: those lists scored by tree-pq's codes (search.pq_*), re-ranked alike
+    AnnKind("ivf-lists-pq", "ehi.search.ivf_lists:TreeListsPQSearcher", tree_lists_pq_grid,
+            ("ehi_beams", *PQ_SETTINGS), tuned=False, marker="v", in_paper=False, tree_lists=True,
+            colours=(("pre", "#9c9ede"), ("de", "#a55194"), ("ehi", "#e7969c"))),
 )
 _REGISTRY: dict[str, AnnKind] = {kind.name: kind for kind in _BUILTIN}
 KINDS = tuple(k.name for k in _BUILTIN if not k.from_index)  # the built-in kinds over embeddings

@@ -4,10 +4,13 @@ Search routes each query down the tree with beam search, scores every document o
 leaves exactly (inner product) and keeps the top k; it runs in FAISS (:meth:`EHIIndex.searcher`),
 torch only trains the tree and assigns the documents. Documents are stored sorted by leaf, so a
 leaf's documents are one contiguous slice ``offsets[leaf]:offsets[leaf + 1]`` (CSR); ``perm``
-maps a sorted position back to the corpus row. On disk: ``index.safetensors`` + ``index.json``
-next to the tree's ``indexer.safetensors`` + ``indexer.json``, and the index's FAISS export
-``index.faiss`` (+ ``.json``, ``.router.safetensors``; :mod:`ehi.search.exported`), which every
-search loads as written: no pickle, no training code, nothing rebuilt per search.
+maps a sorted position back to the corpus row. On disk the documents are stored once, in the
+index's FAISS export ``index.faiss`` (+ ``.json``, ``.router.safetensors``;
+:mod:`ehi.search.exported`): its inverted lists are the leaves, its ids the corpus rows, and
+``faiss.read_index`` alone searches it with the queries' own dimension. Beside it ``index.json``
+and the tree's ``indexer.safetensors`` + ``indexer.json``. Every search loads the export as
+written: no pickle, no training code, nothing rebuilt per search; :meth:`EHIIndex.load` reads the
+leaf-sorted arrays back from its lists.
 """
 
 from __future__ import annotations
@@ -19,29 +22,22 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from safetensors.torch import save_file
-
 from ehi.core.errors import SearchIndexError
 from ehi.core.io import atomic_dir, read_json_object
-from ehi.core.weights import read_tensors
 from ehi.model.tree import TreeIndexer, check_leaves_fit, load_indexer
 from ehi.search.route import NumpyRouter
 
-FORMAT_VERSION = 1
+# this layout: the documents in index.faiss alone; an index folder of another version is refused
+FORMAT_VERSION = 2
 EXPORT_FILE = "index.faiss"  # the FAISS export in the index folder, beside its sidecar and router
-DTYPES = {"doc_emb": torch.float32, "offsets": torch.int64, "perm": torch.int64}  # as EHIIndex.save writes
 
 
-def check_values(tensors: dict[str, torch.Tensor], path: Path) -> None:
-    """The dtypes :meth:`EHIIndex.save` writes and finite embeddings: an integer or NaN embedding
-    would be cast or scored without an error, and every score would then be wrong."""
-    wrong = [f"{k} is {tensors[k].dtype}, expected {want}" for k, want in DTYPES.items() if tensors[k].dtype != want]
-    if wrong:
-        raise SearchIndexError(f"{path}: " + "; ".join(wrong))
-    bad_rows = (~torch.isfinite(tensors["doc_emb"])).reshape(len(tensors["doc_emb"]), -1).any(1)
+def check_finite(doc_emb: np.ndarray, where) -> None:
+    """Finite embeddings: a NaN or infinite one would be scored without an error, and every score
+    would then be wrong."""
+    bad_rows = ~np.isfinite(doc_emb).all(axis=1)
     if bad_rows.any():
-        raise SearchIndexError(f"{path}: {int(bad_rows.sum())} of {len(bad_rows)} document embeddings hold NaN or inf")
-    check_nonzero_rows(tensors["doc_emb"].reshape(len(tensors["doc_emb"]), -1).numpy(), path)
+        raise SearchIndexError(f"{where}: {int(bad_rows.sum())} of {len(bad_rows)} document embeddings hold NaN or inf")
 
 
 def check_nonzero_rows(doc_emb: np.ndarray, where) -> None:
@@ -61,13 +57,13 @@ class EHIIndex:
         self.doc_emb = torch.as_tensor(np.ascontiguousarray(doc_emb, dtype=np.float32))  # (N, d) by leaf
         self.offsets = np.asarray(offsets, dtype=np.int64)  # (L + 1,)
         self.perm = np.asarray(perm, dtype=np.int64)  # (N,) sorted position -> corpus row
-        self._searcher = None
-        self._export: Path | None = None  # the folder's FAISS export, when loaded from one with it
+        self._searcher = None  # the exact search of these leaves: the folder's export, or built on first use
 
     @classmethod
     def build(cls, doc_emb: np.ndarray, indexer: TreeIndexer, batch_size: int = 4096) -> "EHIIndex":
         """Assign each document (N, d) to its argmax leaf and group the documents by leaf."""
         doc_emb = np.asarray(doc_emb, dtype=np.float32)
+        check_finite(doc_emb, "document embeddings")
         check_nonzero_rows(doc_emb, "document embeddings")
         check_leaves_fit(indexer.n_leaves, len(doc_emb), indexer.height, indexer.branching)
         leaf = indexer.assign_leaves(doc_emb, batch_size)  # (N,)
@@ -101,8 +97,8 @@ class EHIIndex:
 
     def search(self, query_emb: np.ndarray, beam: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Top-k documents of each query (nq, d) among the leaves its beam visits, through
-        :meth:`searcher` (on the first call the folder's saved export is loaded, or, for an index
-        built in memory, the searcher built; then kept).
+        :meth:`searcher` (the folder's export for a loaded index; for one built in memory, the
+        searcher built on the first call; then kept).
 
         Returns rows (nq, k) int64 corpus row positions (-1 pads queries with fewer candidates),
         scores (nq, k) float32 exact inner products (-inf where padded) and n_scored (nq,) int64,
@@ -116,47 +112,52 @@ class EHIIndex:
 
     def _kept_searcher(self):
         if self._searcher is None:
-            if self._export is not None:
-                from ehi.search.exported import load_export
-
-                self._searcher = load_export(self._export)
-            else:
-                self._searcher = self.searcher()
+            self._searcher = self.searcher()
         return self._searcher
 
     def save(self, out_dir: str | os.PathLike) -> Path:
-        """Write the index directory atomically (a crash leaves the old one or none), with its
-        FAISS export (:data:`EXPORT_FILE`, exact leaves, ids = corpus rows)."""
+        """Write the index directory atomically (a crash leaves the old one or none): the tree and
+        the FAISS export (:data:`EXPORT_FILE`, exact leaves, ids = corpus rows), which holds the
+        documents (a loaded index writes the export it was loaded with, nothing rebuilt)."""
         with atomic_dir(out_dir) as tmp:
-            self.searcher().write(tmp / EXPORT_FILE)
-            tensors = {"doc_emb": self.doc_emb, "offsets": torch.as_tensor(self.offsets),
-                       "perm": torch.as_tensor(self.perm)}
-            save_file(tensors, str(tmp / "index.safetensors"))
+            self._kept_searcher().write(tmp / EXPORT_FILE)
             self.indexer.save(tmp)
             meta = {"format_version": FORMAT_VERSION, "n_docs": self.n_docs, "dim": int(self.doc_emb.shape[1]),
                     "n_leaves": int(len(self.leaf_sizes)), "indexer": self.indexer.config()}
             (tmp / "index.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
         return Path(out_dir)
 
-    @classmethod
-    def load(cls, in_dir: str | os.PathLike) -> "EHIIndex":
+    @staticmethod
+    def check_version(in_dir: str | os.PathLike) -> None:
+        """Refuse, in one line, a folder of another layout or one without its FAISS export."""
         src = Path(in_dir)
         meta = read_json_object(src / "index.json", SearchIndexError)
         if meta.get("format_version") != FORMAT_VERSION:
-            raise SearchIndexError(f"{src}: index format {meta.get('format_version')}, expected {FORMAT_VERSION}")
-        t = read_tensors(src / "index.safetensors")
-        missing = sorted({"doc_emb", "offsets", "perm"} - t.keys())
-        if missing:
-            raise SearchIndexError(f"{src / 'index.safetensors'}: missing tensor(s) {missing}")
-        check_values(t, src / "index.safetensors")
-        index = cls(load_indexer(src), t["doc_emb"].numpy(), t["offsets"].numpy(), t["perm"].numpy())
-        index.check_consistent(src)
+            raise SearchIndexError(f"{src}: index format {meta.get('format_version')}, this ehi reads format "
+                                   f"{FORMAT_VERSION} (the documents stored once, in {EXPORT_FILE}); build the index "
+                                   "again (snakemake --forcerun ehi_index, or ehi.fit_tree)")
+        if not (src / EXPORT_FILE).is_file():
+            raise SearchIndexError(f"{src / EXPORT_FILE}: missing (the index's documents and leaves)")
+
+    @classmethod
+    def load(cls, in_dir: str | os.PathLike) -> "EHIIndex":
+        """An index folder written by :meth:`save`: the tree, and the leaf-sorted documents read
+        from the lists of its FAISS export, which then serves every search."""
+        from ehi.search.exported import load_export
+
+        src = Path(in_dir)
+        cls.check_version(src)
+        indexer = load_indexer(src)
         try:  # finite weights can still overflow float32 once routed: fold them here, where the file is known
-            NumpyRouter.from_indexer(index.indexer)
+            NumpyRouter.from_indexer(indexer)
         except SearchIndexError as err:
             raise SearchIndexError(f"{src / 'indexer.safetensors'}: {err}") from None
-        if (src / EXPORT_FILE).is_file():
-            index._export = src / EXPORT_FILE
+        export = load_export(src / EXPORT_FILE)
+        doc_emb, perm = export.leaf_vectors()
+        offsets = np.concatenate([[0], np.cumsum(export.list_sizes)])
+        index = cls(indexer, doc_emb, offsets, perm)
+        index.check_consistent(src / EXPORT_FILE)
+        index._searcher = export
         return index
 
     def check_consistent(self, where) -> None:

@@ -5,21 +5,18 @@ index of rule ``ehi_index`` (their :class:`~ehi.search.registry.AnnKind` names t
 ``tree`` loads the index's FAISS export (:func:`ehi.search.exported.load_export`), written once by
 rule ``ehi_index``: EHI's leaves as the lists of an IVF index, routed by the tree, scored exactly.
 ``tree-pq`` scores the same leaves by PQ codes (the ``search.pq_*`` settings), trained here on the
-index's documents, so it builds its FAISS index from the :class:`~ehi.search.tree_index.EHIIndex`.
+index's documents (read from the export's lists), so it builds a FAISS index of its own.
 Both return what :func:`ehi.evaluate.sweep.search_system` sweeps: (budget knob, budgets, searcher,
 the parameters it was built with).
 """
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 from ehi.search.base import log_grid
 from ehi.search.config import SearchConfig
 from ehi.search.tree_index import EXPORT_FILE
-
-log = logging.getLogger(__name__)
 
 
 def beam_grid(n_leaves: int, beams=None) -> list[int]:
@@ -33,18 +30,12 @@ def beam_grid(n_leaves: int, beams=None) -> list[int]:
 
 
 def flat_tree_search(index_dir, settings: SearchConfig):
-    """The tree over exact leaves: the index's FAISS export, loaded as written (nothing rebuilt).
-    An index folder without one (written by an ``ehi_index`` that did not export) is built into
-    the same searcher in memory, as :meth:`~ehi.search.tree_index.EHIIndex.save` would have."""
+    """The tree over exact leaves: the index's FAISS export, loaded as written (nothing rebuilt)."""
     from ehi.search.exported import load_export
     from ehi.search.tree_index import EHIIndex
 
-    export = Path(index_dir) / EXPORT_FILE
-    if export.is_file():
-        searcher = load_export(export)
-    else:
-        log.info("%s: no %s; building it from the index (rule ehi_index writes it)", index_dir, EXPORT_FILE)
-        searcher = EHIIndex.load(index_dir).searcher()
+    EHIIndex.check_version(index_dir)
+    searcher = load_export(Path(index_dir) / EXPORT_FILE)
     searcher.set_threads(settings.threads)
     n_leaves = int(searcher.meta["n_leaves"])
     return "beam", beam_grid(n_leaves, settings.ehi_beams), searcher, {"n_leaves": n_leaves}

@@ -189,7 +189,7 @@ def _export(args) -> int:
         raise SearchIndexError(cli_wording(str(err))) from None
     meta = exported.meta
     print(f"wrote {args.out} ({meta['faiss_index']}, {meta['n_docs']} documents, {meta['n_leaves']} lists, "
-          f"dim {meta['faiss_dim']}) and {args.out}.json")
+          f"dim {meta['dim']}) and {args.out}.json")
     if not meta["exact_in_faiss"]:
         print(f"note: height {meta['height']}: {meta['note']}")
     return 0

@@ -4,8 +4,8 @@ The source is a search-index directory (``ehi search --index DIR``: its ``docs.p
 document ids) or a bare EHIIndex directory (``index.json``), which holds no ids: its export takes
 them from ``doc_ids`` (a prepared ``corpus.parquet``, whose ``doc_id`` column is in corpus row
 order, or a list), or writes the corpus row numbers when asked to with ``row_ids``. The
-output is FILE (``faiss.read_index``), FILE.json (doc ids, query augmentation, what the export
-cannot express) and, for trees of height >= 2, FILE.router.safetensors (EHI's routing, numpy):
+output is FILE (``faiss.read_index``, searched with the embeddings' own dimension), FILE.json (doc
+ids, what the export cannot express) and, for trees of height >= 2, FILE.router.safetensors (EHI's routing, numpy):
 see :mod:`ehi.search.export`.
 """
 

@@ -21,8 +21,8 @@ def toy():
 @pytest.fixture(scope="module")
 def searchers(toy):
     # AH re-scores only its 100 best candidates exactly (10 x k): full budget must still be exact;
-    # IVF-PQ re-scores every candidate, so its full budget is exact too
-    params = {"scann-ah": {"reorder_k": 100}, "faiss-ivfpq": {"rerank": N_DOCS}}
+    # IVF-PQ and the PQ control of the tree re-score every candidate, so their full budget is exact too
+    params = {"scann-ah": {"reorder_k": 100}, "faiss-ivfpq": {"rerank": N_DOCS}, "ivf-lists-pq": {"rerank": N_DOCS}}
     return {kind: build_searcher(kind, toy[0], **params.get(kind, {})) for kind in KINDS}
 
 

@@ -28,13 +28,12 @@ def _index(height, branching, n_docs=600, per_node=False, seed=0):
 
 
 def _faiss_search(path, queries, beam, k):
-    """What a FAISS user does with the file and its JSON: augment, set nprobe, search."""
+    """What a FAISS user does with the file: read it, set nprobe, search the embeddings as they are."""
     index = faiss.read_index(str(path))
-    meta = json.loads(meta_path(path).read_text())
-    aug = np.hstack([queries, np.tile(np.float32(meta["query_augmentation"]["append"]), (len(queries), 1))])
+    assert index.d == queries.shape[1]
     faiss.extract_index_ivf(index).nprobe = beam
-    scores, rows = index.search(np.ascontiguousarray(aug, dtype=np.float32), k)
-    return rows, scores, meta
+    scores, rows = index.search(queries, k)
+    return rows, scores, json.loads(meta_path(path).read_text())
 
 
 @pytest.mark.parametrize("per_node", [False, True])
@@ -125,6 +124,7 @@ def _edit_meta(path, **changes):
 @pytest.mark.parametrize("damage,named", [
     (lambda p: _edit_meta(p, doc_ids=None), ".json"),
     (lambda p: _edit_meta(p, faiss_dim=DIM + 5), "x.faiss"),
+    (lambda p: _edit_meta(p, format_version=2), "export the index again"),
     (lambda p: _edit_meta(p, doc_ids=["a", "b"]), "x.faiss"),
     (lambda p: meta_path(p).unlink(), ".json"),
     (lambda p: meta_path(p).write_text("{not json"), ".json"),
@@ -148,3 +148,10 @@ def test_router_of_another_tree_is_refused(tmp_path, export_file):
 def test_queries_of_another_dimension_are_refused(export_file):
     with pytest.raises(ExportError, match="8 dimensions.*expects 16"):
         load_export(export_file).search(np.zeros((2, 8), dtype=np.float32), 5, 1)
+
+
+def test_runs_record_the_ivf_behind_the_query_transform(tmp_path):
+    index, _ = _index(1, 8, n_docs=300)
+    assert ExportedIndex.build(index).faiss_index() == "IVF8,Flat"
+    written = faiss.read_index(str(ExportedIndex.build(index).write(tmp_path / "f.faiss")))
+    assert isinstance(written, faiss.IndexPreTransform) and written.d == DIM

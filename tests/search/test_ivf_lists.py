@@ -86,3 +86,34 @@ def test_a_search_builds_it_once_untuned_and_counts_routing_as_work(tiny_dataset
     assert sorted(run.budget_value.unique()) == beam_grid(8)
     assert (run.n_routed == 8).all()
     assert run.attrs["index"] == {"nlist": 8, "faiss_index": "IVF8,Flat"}  # the run's metadata
+
+
+def test_the_pq_control_scores_the_same_lists_by_tree_pqs_codes(world, tmp_path):
+    """ivf-lists-pq: the k-means lists of ivf-lists, coded as tree-pq codes a tree started at IVF's
+    partition (4-bit fast scan, no residuals); every candidate re-ranked it is the flat control, and
+    it finds what that tree-pq finds: the two differ in the partition alone."""
+    docs, queries = world
+    flat = build_searcher("ivf-lists", docs, nlist=LEAVES)
+    codes = {"m": D // 2, "nbits": 4}
+    control = build_searcher("ivf-lists-pq", docs, nlist=LEAVES, rerank=N, **codes)
+    assert control.name == "ivf-lists-pq" and control.params["scoring"] == "pq"
+    _same_points(control, flat, queries, [1, 3, LEAVES])
+    tree = kmeans_init_(TreeIndexer(dim=D, height=1, branching=LEAVES), docs, IVF_SEED, kmeans=ivf_centroids)
+    tree_pq = EHIIndex.build(docs, tree).searcher(pq_m=codes["m"], nbits=4, rerank=N)
+    _same_points(control, tree_pq, queries, [1, 3])
+    coded = build_searcher("ivf-lists-pq", docs, nlist=LEAVES, **codes)  # codes alone: approximate
+    overlap = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(coded.search(queries, 10, 3)[0],
+                                                                  flat.search(queries, 10, 3)[0])])
+    assert 0.3 < overlap < 1.0
+    loaded = load_searcher(control.save(tmp_path / "pq"))
+    assert loaded.name == "ivf-lists-pq"
+    _same_points(control, loaded, queries, [2])
+
+
+def test_the_pq_controls_settings_are_the_trees_leaf_count_and_codes():
+    on = {**SearchConfig().to_dict(), "ehi_beams": [1, 4], "pq_rerank": 200}
+    settings = rule_settings(on, "pre+ivf-lists-pq", 96)
+    assert settings["tree_leaves"] == 96 and settings["pq_rerank"] == 200 and "pq_nbits" in settings
+    resolved = SearchConfig.from_dict(with_leaf_count_grid(settings, {}))
+    assert ann_kind("ivf-lists-pq").grid(10_000, resolved) == [{"nlist": 96, "beams": [1, 4], "nbits": 4,
+                                                                  "rerank": 200}]

@@ -1,9 +1,14 @@
-"""EHIIndex: full beam = exact search, budgets from real leaf sizes, save/load round trip."""
+"""EHIIndex: full beam = exact search, budgets from real leaf sizes, save/load round trip, the
+folder's FAISS file searched by plain faiss with the queries' own dimension, documents stored once."""
 
+import json
+
+import faiss
 import numpy as np
 import pytest
 import torch
 
+from ehi.core.errors import SearchIndexError
 from ehi.search.exported import load_export
 from ehi.search.tree_index import EHIIndex
 from ehi.model.tree import TreeIndexer
@@ -79,8 +84,8 @@ def test_save_load_search_is_identical(setup, tmp_path):
     index, _, queries = setup
     index.save(tmp_path / "index")
     assert sorted(p.name for p in (tmp_path / "index").iterdir()) == [
-        "index.faiss", "index.faiss.json", "index.faiss.router.safetensors", "index.json", "index.safetensors",
-        "indexer.json", "indexer.safetensors"]
+        "index.faiss", "index.faiss.json", "index.faiss.router.safetensors", "index.json", "indexer.json",
+        "indexer.safetensors"]
     loaded = EHIIndex.load(tmp_path / "index")
     loaded.searcher = lambda **_: pytest.fail("a loaded index searches its saved export, not a rebuilt one")
     export = load_export(tmp_path / "index" / "index.faiss")  # what the pipeline's tree searches load
@@ -88,11 +93,51 @@ def test_save_load_search_is_identical(setup, tmp_path):
         for x, y, z in zip(index.search(queries, beam, K), loaded.search(queries, beam, K), export.search(queries, K, beam)):
             np.testing.assert_array_equal(x, y)
             np.testing.assert_array_equal(x, z)
-    (tmp_path / "index" / "index.faiss").unlink()  # an index folder without its export: built in memory
-    for x, y in zip(index.search(queries, 3, K), EHIIndex.load(tmp_path / "index").search(queries, 3, K)):
-        np.testing.assert_array_equal(x, y)
+    for name in ("doc_emb", "offsets", "perm"):  # the arrays read back from the export's lists
+        np.testing.assert_array_equal(np.asarray(getattr(loaded, name)), np.asarray(getattr(index, name)))
     index.save(tmp_path / "index")  # overwriting an existing index works
     assert EHIIndex.load(tmp_path / "index").n_docs == N
+    loaded.save(tmp_path / "again")  # a loaded index writes the export it was loaded with
+    assert (tmp_path / "again" / "index.faiss").read_bytes() == (tmp_path / "index" / "index.faiss").read_bytes()
+
+
+def _index_64d(n_docs: int = 2000, leaves: int = 32):
+    rng = np.random.default_rng(7)
+    docs, queries = random_unit(rng, n_docs, 64), random_unit(rng, 50, 64)
+    torch.manual_seed(0)
+    return EHIIndex.build(docs, TreeIndexer(64, 1, leaves).standardize_(docs)), docs, queries
+
+
+def test_the_folders_faiss_file_searches_64d_queries_as_ehi_does(tmp_path):
+    """Drop-in: plain faiss.read_index on the folder's file, nprobe = beam, 64-d queries as they are."""
+    index, _, queries = _index_64d()
+    index.save(tmp_path / "index")
+    plain = faiss.read_index(str(tmp_path / "index" / "index.faiss"))
+    assert plain.d == 64 and plain.ntotal == index.n_docs
+    for beam in (1, 4, 32):
+        faiss.extract_index_ivf(plain).nprobe = beam
+        scores, rows = plain.search(queries, K)
+        want_rows, want_scores, _ = index.search(queries, beam, K)
+        np.testing.assert_array_equal(np.where(rows < 0, -1, rows), want_rows)
+        np.testing.assert_allclose(np.where(rows < 0, -np.inf, scores), want_scores, rtol=1e-6, atol=1e-6)
+
+
+def test_an_index_folder_holds_the_vectors_once(tmp_path):
+    """The folder's bytes against the vectors': one float32 copy (plus one routing coordinate a
+    vector, the id map and the tree), not two (which would be over 2x)."""
+    index, docs, _ = _index_64d()
+    index.save(tmp_path / "index")
+    folder = sum(f.stat().st_size for f in (tmp_path / "index").iterdir())
+    assert docs.nbytes < folder < 1.35 * docs.nbytes, (folder, docs.nbytes)
+
+
+def test_a_folder_of_the_older_layout_is_refused_in_one_line(setup, tmp_path):
+    index, _, _ = setup
+    index.save(tmp_path / "index")
+    meta = json.loads((tmp_path / "index" / "index.json").read_text())
+    (tmp_path / "index" / "index.json").write_text(json.dumps({**meta, "format_version": 1}))
+    with pytest.raises(SearchIndexError, match=r"^[^\n]*index format 1, this ehi reads format 2[^\n]*build the index again"):
+        EHIIndex.load(tmp_path / "index")
 
 
 def test_beam_out_of_range_is_rejected(setup):

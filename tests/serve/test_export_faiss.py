@@ -40,8 +40,7 @@ def test_cli_export_is_read_by_faiss_and_matches_ehi_search(search_dir, tmp_path
     q = served.encoder.encode(QUERIES, batch_size=4)
     for beam in (1, 3, 6):
         faiss.extract_index_ivf(index).nprobe = beam
-        aug = np.hstack([q, np.tile(np.float32(meta["query_augmentation"]["append"]), (len(q), 1))])
-        scores, rows = index.search(np.ascontiguousarray(aug, dtype=np.float32), 5)
+        scores, rows = index.search(q, 5)  # the query embeddings as the encoder gives them
         hits = served.search(QUERIES, beam=beam, k=5)
         for q_rows, q_hits in zip(rows, hits):
             assert [meta["doc_ids"][r] for r in q_rows if r >= 0] == [h.doc_id for h in q_hits]
@@ -50,7 +49,9 @@ def test_cli_export_is_read_by_faiss_and_matches_ehi_search(search_dir, tmp_path
 def test_api_export_with_pq_and_a_bad_source(search_dir, tmp_path, capsys):
     exported = ehi.export_faiss(search_dir, tmp_path / "pq.faiss", pq_m=8, rerank=60)
     assert exported.meta["pq"] == {"m": 8, "sub_quantizers": 9, "nbits": 4}
-    assert isinstance(faiss.read_index(str(tmp_path / "pq.faiss")), faiss.IndexRefine)
+    written = faiss.read_index(str(tmp_path / "pq.faiss"))  # the query pre-transform over the re-ranking index
+    assert isinstance(written, faiss.IndexPreTransform) and isinstance(faiss.downcast_index(written.index),
+                                                                        faiss.IndexRefine)
     with pytest.raises(SystemExit, match=f"export-faiss: error: {tmp_path}: neither a search index"):
         main(["export-faiss", "--index", str(tmp_path), "--out", str(tmp_path / "x.faiss")])
     with pytest.raises(SystemExit, match="M must divide the embedding dimension"):

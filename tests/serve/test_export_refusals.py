@@ -15,10 +15,8 @@ def _edit_config(path):
     path.write_text(json.dumps({**json.loads(path.read_text()), "format_version": 99}))
 
 
-def _nan_embeddings(path):
-    tensors = load_file(str(path))
-    tensors["doc_emb"] = tensors["doc_emb"] * float("nan")
-    save_file(tensors, str(path))
+def _older_index_layout(path):
+    path.write_text(json.dumps({**json.loads(path.read_text()), "format_version": 1}))
 
 
 def _drop_encoder_tensor(path):
@@ -29,7 +27,8 @@ def _drop_encoder_tensor(path):
 
 SOURCES = [
     ("another search-index format", "config.json", _edit_config, "search-index format 99, expected 1"),
-    ("NaN embeddings", "index/index.safetensors", _nan_embeddings, "document embeddings hold NaN or inf"),
+    ("an index folder of the older layout", "index/index.json", _older_index_layout,
+     "index format 1, this ehi reads format 2"),
     ("an encoder missing a tensor", "encoder/model.safetensors", _drop_encoder_tensor,
      "encoder.layer.0.output.dense.bias: missing from the file"),
     ("garbage config.json", "config.json", lambda p: p.write_text("{oops"), "config.json: not a readable JSON"),

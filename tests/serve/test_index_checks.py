@@ -10,7 +10,6 @@ import sys
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import torch
 from safetensors.torch import load_file, save_file
 
 from ehi.core.errors import SearchIndexError
@@ -87,16 +86,8 @@ def _scale_tensors(factor, only=lambda name: True):
     return edit
 
 
-def _offsets_falling(offsets):  # leaf 0 ends after leaf 1: a negative leaf size
-    out = offsets.clone()
-    out[1] = out[2] + 1
-    return out
-
-
 # (what is broken, file, how, what the message says)
 BROKEN = [
-    ("missing tree index weights", "index/index.safetensors", os.remove, "index.safetensors: weights file missing"),
-    ("truncated index weights", "index/index.safetensors", _truncate, "index.safetensors: not a readable safetensors"),
     ("truncated tree weights", "index/indexer.safetensors", _truncate, "indexer.safetensors: not a readable safetensors"),
     ("truncated encoder weights", "encoder/model.safetensors", _truncate, "model.safetensors: not a readable safetensors"),
     ("garbage config.json", "config.json", lambda p: p.write_bytes(b"\x00garbage{"), "config.json: not a readable JSON"),
@@ -105,16 +96,13 @@ BROKEN = [
     ("garbage indexer.json", "index/indexer.json", lambda p: p.write_text("{'dim': "), "indexer.json: not a readable JSON"),
     ("an unknown key in indexer.json", "index/indexer.json", _edit_json(depth=3), "indexer.json: not a tree configuration"),
     ("another search-index format", "config.json", _edit_json(format_version=99), "search-index format 99, expected 1"),
-    ("another index format", "index/index.json", _edit_json(format_version=2), "index format 2, expected 1"),
+    ("another index format", "index/index.json", _edit_json(format_version=1),
+     "index format 1, this ehi reads format 2 (the documents stored once, in index.faiss); build the index again"),
+    ("missing FAISS file", "index/index.faiss", os.remove, "index.faiss: missing (the index's documents and leaves)"),
+    ("truncated FAISS file", "index/index.faiss", _truncate, "index.faiss: not a readable FAISS index"),
+    ("an edited export sidecar", "index/index.faiss.json", _edit_json(note="edited"), "index.faiss.json: changed after export"),
+    ("an id map of another length", "index/index.faiss.json", _edit_json(doc_ids=["0"]), "index.faiss: 40 vectors, but"),
     ("a tree of another shape", "index/indexer.json", _edit_json(branching=3), "another model configuration"),
-    ("falling offsets", "index/index.safetensors", _edit_tensors(offsets=_offsets_falling), "leaf offsets must rise"),
-    ("offsets short of the corpus", "index/index.safetensors", _edit_tensors(offsets=lambda o: o - (o == o.max()).long()),
-     "leaf offsets must rise from 0 to the 40 documents"),
-    ("too few offsets", "index/index.safetensors", _edit_tensors(offsets=lambda o: o[1:]), "4 leaf offsets for a tree of 4 leaves"),
-    ("a document order that is no permutation", "index/index.safetensors", _edit_tensors(perm=torch.zeros_like),
-     "not a permutation of the 40 documents"),
-    ("embeddings of another dimension", "index/index.safetensors", _edit_tensors(doc_emb=lambda e: e[:, :16].clone()),
-     "the tree takes dimension 32"),
     ("truncated docs.parquet", "docs.parquet", _truncate, "docs.parquet: not a readable document table"),
     ("missing tokenizer", "encoder/tokenizer.json", os.remove, "tokenizer files missing"),
     ("a tokenizer of a larger vocabulary", "encoder/tokenizer.json", _add_token(40000),
@@ -138,10 +126,6 @@ BROKEN = [
      "encoder/config.json: not an encoder configuration transformers can build"),
     ("a tokenizer without its unknown token", "encoder/tokenizer.json", _drop_vocab_over(1000),
      "the saved tokenizer fails on a plain text"),
-    ("NaN document embeddings", "index/index.safetensors", _edit_tensors(doc_emb=lambda e: e * float("nan")),
-     "index.safetensors: 40 of 40 document embeddings hold NaN or inf"),
-    ("int64 document embeddings", "index/index.safetensors", _edit_tensors(doc_emb=lambda e: (e * 100).long()),
-     "index.safetensors: doc_emb is torch.int64, expected torch.float32"),
     ("an inf router weight", "index/indexer.safetensors", _edit_tensors(**{"U.0.weight": lambda w: w + float("inf")}),
      "indexer.safetensors: NaN or inf in U.0.weight"),
     ("an encoder of NaNs", "encoder/model.safetensors", _scale_tensors(float("nan")),
@@ -151,10 +135,6 @@ BROKEN = [
      "NaN or inf in encoder.layer.1.output.dense.weight (2048 of 2048 values)"),
     ("every LayerNorm of inf", "encoder/model.safetensors", _scale_tensors(float("inf"), lambda k: "LayerNorm" in k),
      "NaN or inf in embeddings.LayerNorm.bias"),
-    ("all-zero document embeddings", "index/index.safetensors", _edit_tensors(doc_emb=torch.zeros_like),
-     "index.safetensors: 40 of 40 document embeddings are all zero (first at row 0)"),
-    ("one zero document embedding", "index/index.safetensors",
-     _edit_tensors(doc_emb=lambda e: torch.cat([e[:7], torch.zeros_like(e[7:8]), e[8:]])), "1 of 40 document embeddings are all zero (first at row 7)"),
     ("router weights x1e38 (finite, overflowing)", "index/indexer.safetensors", _scale_tensors(1e38),
      "indexer.safetensors: routing weights "),
     ("a null doc id", "docs.parquet", _edit_doc_ids(lambda ids: [None] + ids[1:]), "docs.parquet: 1 empty or null doc_id(s), first at row 0"),

@@ -1,6 +1,8 @@
 """The trained-index benchmark end to end on a toy run's artefacts: tables, ratios, the figure.
 Never a timing threshold: only the shape and sanity of the output count."""
 
+import json
+
 import numpy as np
 import pytest
 import pandas as pd
@@ -10,7 +12,7 @@ from ehi.model.tree import TreeIndexer
 from ehi.search.config import SearchConfig
 from ehi.search.tree_index import EHIIndex
 
-from benchmarks import report, trained
+from benchmarks import report, trained, trained_builds
 
 FLOOR = "indexer_init~ivf/lambda_balance~10.0/floor~kmeans"
 
@@ -35,14 +37,17 @@ def test_every_system_swept_timed_and_matched(tmp_path, tiny_dataset):
     _artefacts(tmp_path / "res", tiny_dataset)
     trained.main([str(tmp_path / "res"), str(tmp_path / "out"), "--rounds", "1", "--n-latency", "3"])
     curves = pd.read_parquet(tmp_path / "out" / "trained_curves.parquet")
-    assert set(curves.system) == set(trained.TREES) | set(trained.PEERS) | {"de+faiss-ivf-L9"}  # 3^2 leaves
+    # 3^2 leaves: the controls with the tree's leaf count
+    assert set(curves.system) == set(trained_builds.TREES) | set(trained_builds.PEERS) | {"de+faiss-ivf-L9",
+                                                                                           "de+ivf-lists-pq"}
     assert curves[["ndcg@10", "recall@100", "exact_recall@100", "knn_recall@10", "frac_scored"]].stack().between(0, 1).all()
     assert (curves.qps > 0).all() and (curves.p99_ms >= curves.p50_ms).all()
     full = curves[curves.system == "ehi+tree"].sort_values("budget_value").iloc[-1]
     assert full.frac_scored == 1.0 and full["exact_recall@100"] == 1.0  # every leaf = exact search
     assert full["knn_recall@10"] == 1.0
     table = pd.read_parquet(tmp_path / "out" / "trained_matched.parquet")
-    assert {("ehi+tree", "de+faiss-hnsw"), ("ehi+tree-pq", "de+faiss-ivfpq")} <= set(zip(table.ehi, table.peer))
+    assert {("ehi+tree", "de+faiss-hnsw"), ("ehi+tree-pq", "de+faiss-ivfpq"),
+            ("ehi+tree-pq", "de+ivf-lists-pq")} <= set(zip(table.ehi, table.peer))
     assert not (table.ehi.eq("ehi+tree") & table.peer.eq("de+faiss-ivfpq")).any()
     assert np.isfinite(table.qps_ratio).all() and (table.qps_ratio > 0).all()
     assert (tmp_path / "out" / "trained_pareto.png").stat().st_size > 0
@@ -54,8 +59,8 @@ def test_without_de_the_peers_search_ehis_own_vectors(tmp_path, tiny_dataset):
     res = tmp_path / "res"
     _artefacts(res, tiny_dataset, ("main/ehi", f"{FLOOR}/ehi", "seed~1/ehi", f"{FLOOR}/seed~1/ehi"))
     folders = trained.discover(res)
-    peers = {f"ehi+{m}" for m in trained.PEER_METHODS}
-    assert set(folders) == {"ehi+tree", "ehi+tree-pq", "ehi-floor+tree", "ehi+faiss-ivf-L9"} | peers
+    peers = {f"ehi+{m}" for m in trained_builds.PEER_METHODS}
+    assert set(folders) == {"ehi+tree", "ehi+tree-pq", "ehi-floor+tree", "ehi+faiss-ivf-L9", "ehi+ivf-lists-pq"} | peers
     assert folders["ehi-floor+tree"] == res / FLOOR / "ehi"
     assert all(folders[p] == res / "main" / "ehi" for p in peers)  # the vectors the tree routes
     replicas = trained.discover(res, seed=1)
@@ -178,14 +183,66 @@ def test_the_peers_are_tuned_on_dev_by_the_cost_given(tmp_path, tiny_dataset, mo
     search.budget_cost: work tunes them; without it, documents scored."""
     res = tmp_path / "res"
     _artefacts(res, tiny_dataset, ("main/ehi",))
-    costs, tune_on_dev = [], trained.tune_on_dev
+    costs, tune_on_dev = [], trained_builds.tune_on_dev
 
     def tune(*args, **kwargs):
         costs.append(kwargs["cost"])
         return tune_on_dev(*args, **kwargs)
 
-    monkeypatch.setattr(trained, "tune_on_dev", tune)
+    monkeypatch.setattr(trained_builds, "tune_on_dev", tune)
     common = ["--rounds", "1", "--n-latency", "2", "--systems", "ehi+faiss-ivf", "--lists", "2", "4"]
     trained.main([str(res), str(tmp_path / "work"), *common, "--budget-cost", "work"])
     trained.main([str(res), str(tmp_path / "documents"), *common])
     assert costs == ["work", "documents"]
+
+
+def test_every_build_of_each_peers_grid_is_one_curve_with_its_costs_and_the_machine_named(tmp_path, tiny_dataset):
+    """--every-build: HNSW at M 8 and 16, ScaNN-AH at each leaf count with and without reordering,
+    IVF and IVF-PQ fast scan (re-ranked) at each list count, each build swept and timed in every
+    round; a system stays one curve (its Pareto front drawn as one line), each build's cost, bytes
+    on disk included, is a row; the report names the machine."""
+    res, out = tmp_path / "res", tmp_path / "out"
+    _artefacts(res, tiny_dataset, ("main/ehi",))
+    trained.main([str(res), str(out), "--rounds", "3", "--n-latency", "2", "--peer-encoder", "ehi", "--lists", "2", "4",
+                  "--hnsw-m", "8", "16", "--every-build", "--tree", "ehi+tree=main", "--tree", "ehi+tree-pq=main",
+                  "--systems", "ehi+tree", "ehi+tree-pq", "ehi+faiss-hnsw", "ehi+scann-ah", "ehi+faiss-ivfpq",
+                  "ehi+ivf-lists-pq"])
+    curves = pd.read_parquet(out / "trained_curves.parquet")
+    builds = curves.groupby("system").build.nunique()
+    assert builds["ehi+faiss-hnsw"] == 2 and builds["ehi+scann-ah"] == 4 and builds["ehi+faiss-ivfpq"] == 2
+    assert builds["ehi+tree"] == builds["ehi+ivf-lists-pq"] == 1 and (curves.rounds == 3).all()
+    hnsw_m = {json.loads(b)["M"] for b in curves[curves.system == "ehi+faiss-hnsw"].build}
+    assert hnsw_m == {8, 16}
+    assert {json.loads(b)["rerank"] for b in curves[curves.system == "ehi+faiss-ivfpq"].build} == {1000}
+    cost = pd.read_parquet(out / "trained_costs.parquet")
+    assert len(cost) == curves[["system", "build"]].drop_duplicates().shape[0] and (cost.index_bytes > 0).all()
+    tree_bytes = cost.set_index("system").loc["ehi+tree", "index_bytes"]
+    assert tree_bytes >= (res / "main" / "ehi" / "index" / "index.faiss").stat().st_size  # the export, as written
+    table = pd.read_parquet(out / "trained_matched.parquet")
+    assert ("ehi+tree-pq", "ehi+ivf-lists-pq") in set(zip(table.ehi, table.peer))
+    assert table.groupby(["ehi", "peer", "metric", "threads", "target_share"]).size().eq(1).all()  # one line a system
+    text = (out / "trained.md").read_text()
+    assert "Machine: " in text and "logical cores" in text and "every build of each peer's grid" in text
+    assert "index_bytes" in text and "| build " in text
+
+
+def test_the_pareto_figure_names_each_trees_line_and_draws_one_line_a_system():
+    """ann-benchmarks' figure: log QPS against the quality axis, one line a system (its front over
+    every build), the trees' lines named beside them, peers only in the legend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from benchmarks.trained_report import _pareto_row
+
+    curves = pd.DataFrame({"system": ["ehi+tree"] * 3 + ["ehi+faiss-hnsw"] * 4,
+                           "build": [""] * 3 + ['{"M": 16}'] * 2 + ['{"M": 32}'] * 2,
+                           "ndcg@10": [0.1, 0.2, 0.3, 0.15, 0.25, 0.2, 0.3], "qps": [900, 500, 100, 800, 300, 700, 90]})
+    fig, axes = plt.subplots(1, 2)
+    _pareto_row(axes, curves, "ndcg@10", 0.5)
+    assert [t.get_text() for t in axes[0].texts] == ["ehi+tree"]
+    assert [line.get_label() for line in axes[0].lines] == ["ehi+tree", "ehi+faiss-hnsw"]
+    hnsw = axes[0].lines[1]  # the front over both degrees: M 16 at 0.15 and 0.25, M 32 at 0.2 and 0.3
+    assert list(hnsw.get_xdata()) == [0.15, 0.2, 0.25, 0.3] and axes[0].get_yscale() == "log"
+    plt.close(fig)

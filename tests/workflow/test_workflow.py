@@ -191,8 +191,8 @@ def test_weights_and_indexes_are_readable_by_others(test_run):
 
     umask = os.umask(0)
     os.umask(umask)
-    weights = [p for p in (test_run / "resources").rglob("*.safetensors") if p.is_file()]
-    assert {p.name for p in weights} >= {"model.safetensors", "index.safetensors", "trainer_state.safetensors"}
+    weights = [p for suffix in ("*.safetensors", "*.faiss") for p in (test_run / "resources").rglob(suffix) if p.is_file()]
+    assert {p.name for p in weights} >= {"model.safetensors", "index.faiss", "indexer.safetensors", "trainer_state.safetensors"}
     modes = {str(p.relative_to(test_run)): stat.S_IMODE(p.stat().st_mode) for p in weights}
     assert set(modes.values()) == {0o666 & ~umask}, {k: oct(v) for k, v in modes.items()}
 

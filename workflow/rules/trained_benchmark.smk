@@ -34,8 +34,8 @@ if TRAINED_BENCH.get("dataset"):
             dataset=_TB_DS,
             trees=TRAINED_BENCH["trees"],
             settings={k: TRAINED_BENCH.get(k) for k in ("systems", "hnsw_m", "max_frac", "rounds", "threads",
-                                                          "budget_cost", "note")},
-            version=1,
+                                                          "budget_cost", "every_build", "note")},
+            version=2,
         log:
             f"logs/trained_benchmark_{_TB_DS}.log",
         conda:

@@ -21,5 +21,7 @@ for key, flag in flags.items():
 for key, flag in {"max_frac": "--max-frac", "rounds": "--rounds", "budget_cost": "--budget-cost", "note": "--note"}.items():
     if settings.get(key) is not None:
         argv += [flag, str(settings[key])]
+if settings.get("every_build"):
+    argv += ["--every-build"]
 log.info("python -m benchmarks.trained %s", " ".join(argv))
 trained.main(argv)
