@@ -5,4 +5,5 @@ a step reads), ``losses`` (the objective and the L_siamese registry), ``checkpoi
 ``step_log`` (the lines a person follows, the step-by-step log of leaves and gradients),
 ``dev_eval``, ``dev_curve`` and ``selection`` (dev evaluation and the epoch kept), ``neighbours``,
 ``tree_updates``, ``tree_fit`` and ``label_free`` (the tree trained alone), ``tree_shape`` and
-``leaf_count`` (the tree's shape chosen on dev)."""
+``leaf_count`` (the tree's shape chosen on dev), ``grid`` (train keys chosen on dev, a grid's
+points and the seeds trained at its choice)."""
