@@ -22,6 +22,7 @@ import os
 from pathlib import Path
 
 SUFFIX = ".unfinished"
+SNAKEMAKE_TIMESTAMP = ".snakemake_timestamp"  # what Snakemake reads as a folder output's time
 
 
 def marker(log: str | os.PathLike) -> Path:
@@ -48,6 +49,14 @@ def outdate_unfinished(logs_dir: str | os.PathLike) -> list[Path]:
             continue
         for output in map(Path, outputs if isinstance(outputs, list) else []):
             if output.exists():
-                os.utime(output, (0, 0))
+                date_back(output)
                 outdated.append(output)
     return outdated
+
+
+def date_back(output: Path) -> None:
+    """Set ``output``'s modification time to the epoch; a folder's timestamp file too, which
+    Snakemake reads in its place."""
+    for path in (output / SNAKEMAKE_TIMESTAMP, output):
+        if path.exists():
+            os.utime(path, (0, 0))

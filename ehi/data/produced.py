@@ -100,29 +100,6 @@ def check_worlds(worlds: dict, root: str | os.PathLike = PRODUCED_ROOTS["worlds"
             raise UserError(f"worlds entry {name!r}: {err}") from None
 
 
-def run_build_script(script: str, out: str, args: list[str] | None = None) -> None:
-    """Run a collection's build script (``python SCRIPT OUT [ARGS]``) into ``OUT.partial`` and move
-    the result into place only when the script succeeded."""
-    import shutil
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    from ehi.core.errors import UserError
-
-    target = Path(out)
-    work = target.with_name(target.name + ".partial")
-    shutil.rmtree(work, ignore_errors=True)
-    if not Path(script).is_file():
-        raise UserError(f"collections: build script {script} not found")
-    done = subprocess.run([sys.executable, str(script), str(work), *map(str, args or [])])
-    if done.returncode != 0:
-        shutil.rmtree(work, ignore_errors=True)
-        raise UserError(f"collections: {script} exited with status {done.returncode} (its output is above)")
-    shutil.rmtree(target, ignore_errors=True)
-    os.replace(work, target)
-
-
 def name_pattern(entries) -> str:
     """A wildcard constraint matching exactly the names of a producer's config entries (none: nothing)."""
     import re

@@ -1,0 +1,68 @@
+"""Produced data replaced only by its successor (workflow/rules/produced.smk): a collection whose
+rebuild fails stays byte for byte, putting the config back rebuilds nothing, a build script edited in
+place rebuilds its collection, and a mistyped encoding encoder is refused by the dry run."""
+
+from pathlib import Path
+
+import yaml
+
+from tests.workflow.test_bad_input import refused_dry_run
+from tests.workflow.test_workflow import REPO, jobs_of, snakemake
+
+BUILD = """import pathlib, sys
+out = pathlib.Path(sys.argv[1]); (out / "qrels").mkdir(parents=True)
+(out / "corpus.jsonl").write_text('{"_id": "d1", "title": "", "text": "TEXT"}\\n')
+(out / "queries.jsonl").write_text('{"_id": "q1", "text": "a query"}\\n')
+(out / "qrels" / "test.tsv").write_text("query-id\\tcorpus-id\\tscore\\nq1\\td1\\t1\\n")
+"""
+
+
+def _contents(folder: Path) -> dict[str, bytes]:
+    """Every file of ``folder`` but Snakemake's timestamp, by relative path."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != ".snakemake_timestamp"}
+
+
+def _build(work: Path, script: str, check=True):
+    case = work / "case.yaml"
+    case.write_text(yaml.safe_dump({"collections": {"c": {"script": script}}}))
+    return snakemake("--cores", "1", "resources/sources/c", "--configfile", str(REPO / "config/config.yaml"),
+                     str(case), workdir=work, check=check)
+
+
+def test_a_failing_rebuild_keeps_the_collection_and_putting_the_config_back_rebuilds_nothing(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "good.py").write_text(BUILD.replace("TEXT", "first"))
+    (work / "bad.py").write_text("raise SystemExit(3)\n")
+    _build(work, "good.py")
+    before = _contents(work / "resources/sources/c")
+    assert b"first" in before["corpus.jsonl"]
+    failed = _build(work, "bad.py", check=False)
+    assert failed.returncode != 0 and "bad.py exited with status 3" in failed.stdout + failed.stderr
+    assert _contents(work / "resources/sources/c") == before
+    again = _build(work, "good.py")  # the failed job's params are recorded: the job runs, and keeps the folder
+    assert "kept as it is" in (work / "logs/collections/c.log").read_text(), again.stderr[-2000:]
+    assert _contents(work / "resources/sources/c") == before
+    assert not list((work / "resources/sources").glob("*.partial"))
+
+
+def test_a_build_script_edited_in_place_rebuilds_its_collection(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "good.py").write_text(BUILD.replace("TEXT", "first"))
+    _build(work, "good.py")
+    case = work / "case.yaml"
+    dry = snakemake("-n", "resources/sources/c", "--configfile", str(REPO / "config/config.yaml"), str(case), workdir=work)
+    assert "build_collection" not in jobs_of(dry.stdout + dry.stderr)
+    (work / "good.py").write_text(BUILD.replace("TEXT", "second"))
+    dry = snakemake("-n", "resources/sources/c", "--configfile", str(REPO / "config/config.yaml"), str(case), workdir=work)
+    assert "build_collection" in jobs_of(dry.stdout + dry.stderr)
+    _build(work, "good.py")
+    assert b"second" in (work / "resources/sources/c/corpus.jsonl").read_bytes()
+
+
+def test_a_mistyped_encoding_encoder_is_refused_by_the_dry_run_naming_the_entry(tmp_path):
+    said = refused_dry_run(tmp_path, {"encodings": {"e": {"collection": "resources/sources/x",
+                                                          "encoder": "./no/such/encoder"}}})
+    assert "config encodings.e.encoder: './no/such/encoder': no such folder" in said
