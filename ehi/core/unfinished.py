@@ -38,11 +38,13 @@ def hold(snakemake) -> Path:
     return write_json([str(path) for path in snakemake.output], marker(snakemake.log[0]))
 
 
-def outdate_unfinished(logs_dir: str | os.PathLike) -> list[Path]:
-    """Date back to the epoch every existing output named by a marker under ``logs_dir``; return
-    them. Only modification times change; a marker stays until its job finishes."""
+def outdate_unfinished(logs_dir: str | os.PathLike, recursive: bool = True) -> list[Path]:
+    """Date back to the epoch every existing output named by a marker under ``logs_dir`` (in it
+    alone, where not ``recursive``); return them. Only modification times change; a marker stays
+    until its job finishes."""
     outdated = []
-    for path in sorted(Path(logs_dir).rglob(f"*{SUFFIX}")):
+    markers = Path(logs_dir).rglob(f"*{SUFFIX}") if recursive else Path(logs_dir).glob(f"*{SUFFIX}")
+    for path in sorted(markers):
         try:
             outputs = json.loads(path.read_text())
         except (OSError, ValueError):  # not one of ours (write_json leaves whole files only)

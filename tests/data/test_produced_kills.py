@@ -93,3 +93,18 @@ def test_a_tower_spec_killed_at_a_random_moment_leaves_the_old_or_the_new_whole(
         return json.loads((folder / "tower.json").read_text())["kind"] == "mlp"
 
     check_killed_then_rerun(tmp_path / "t", write.format("linear"), write.format("mlp"), is_new_whole, 3.0, seed)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_table_pair_killed_at_a_random_moment_is_the_old_pair_or_the_new_one(tmp_path, seed):
+    """dev_choice, world_fit and world_calibration write their CSV and Markdown as one
+    (:func:`ehi.report.table_files.write_table_pair`)."""
+    write = ("import pandas as pd; from ehi.report.table_files import write_table_pair\n"
+             "for i in range(ROUNDS):\n"
+             "    t = pd.DataFrame({'x': range(20000)}).assign(y=i)\n"
+             f"    write_table_pair(t, {str(tmp_path / 't.csv')!r}, f'table {{i}}', {str(tmp_path / 't.md')!r})")
+    run(write.replace("ROUNDS", "1"))
+    run(write.replace("ROUNDS", "40"), kill_after=random.Random(seed).uniform(0, 2.0))
+    written = (tmp_path / "t.md").read_text().split()[-1]
+    assert (tmp_path / "t.csv").read_text().splitlines()[1].endswith(f",{written}")
+    assert not list(tmp_path.glob(".staged.*"))

@@ -66,3 +66,33 @@ def test_a_mistyped_encoding_encoder_is_refused_by_the_dry_run_naming_the_entry(
     said = refused_dry_run(tmp_path, {"encodings": {"e": {"collection": "resources/sources/x",
                                                           "encoder": "./no/such/encoder"}}})
     assert "config encodings.e.encoder: './no/such/encoder': no such folder" in said
+
+
+def test_a_failing_dev_choice_keeps_its_table_and_the_next_run_renders_it_again(tmp_path):
+    import pandas as pd
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "case.yaml").write_text(yaml.safe_dump({
+        "datasets": {"a": {"dataset": {"name": "a", "source": "synthetic"}},
+                     "b": {"dataset": {"name": "b", "source": "synthetic"}, "train": {"lr_encoder": 0.001}}},
+        "search": {"systems": ["de+exact"]}, "ablation_systems": ["de+exact"]}))
+    logs = {n: {v: work / f"results/{n}/{v}/train_log/de.parquet"
+                for v in ("main", "lambda_indexing~0.0", "height~1/branching~8")} for n in "ab"}  # the test config's rows
+    for n, paths in logs.items():
+        for path in paths.values():
+            path.parent.mkdir(parents=True)
+            pd.DataFrame({"epoch": [0, 1], "dev_ndcg@10": [0.1, 0.2 if n == "a" else 0.3]}).to_parquet(path)
+    table = work / "results/tables/dev_choice_a+b.md"
+    args = (str(table.relative_to(work)), "--allowed-rules", "dev_choice", "--cores", "1",
+            "--configfile", str(REPO / "config/test/test.yaml"), str(work / "case.yaml"))
+    snakemake(*args, workdir=work)
+    before = {p: p.read_bytes() for p in (table, table.with_suffix(".csv"))}
+    logs["b"]["main"].write_bytes(b"not parquet")
+    assert snakemake(*args, workdir=work, check=False).returncode != 0
+    assert {p: p.read_bytes() for p in before} == before
+    pd.DataFrame({"epoch": [0, 1], "dev_ndcg@10": [0.1, 0.05]}).to_parquet(logs["b"]["main"])
+    dry = snakemake("-n", *args, workdir=work)
+    assert "dev_choice" in jobs_of(dry.stdout + dry.stderr)  # the failed job is done again
+    snakemake(*args, workdir=work)
+    assert "| a         | main" in table.read_text() and table.read_bytes() != before[table]
