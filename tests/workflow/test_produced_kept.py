@@ -96,3 +96,34 @@ def test_a_failing_dev_choice_keeps_its_table_and_the_next_run_renders_it_again(
     assert "dev_choice" in jobs_of(dry.stdout + dry.stderr)  # the failed job is done again
     snakemake(*args, workdir=work)
     assert "| a         | main" in table.read_text() and table.read_bytes() != before[table]
+
+
+def test_scifact_rendered_without_its_ablation_config_is_refused_and_keeps_every_table_and_figure(tmp_path):
+    """The README's SciFact command names config/scifact.yaml alone; its committed figures and
+    tables also hold config/scifact_dexml.yaml's L_siamese ablation rows."""
+    import shutil
+
+    work = tmp_path / "work"
+    shutil.copytree(REPO / "results" / "scifact", work / "results" / "scifact")
+    shutil.copytree(REPO / "results" / "figures" / "scifact", work / "results" / "figures" / "scifact")
+    (work / "results" / "tables").mkdir()
+    for path in (REPO / "results" / "tables").glob("scifact_*"):
+        shutil.copy(path, work / "results" / "tables")
+    (work / "config").symlink_to(REPO / "config")
+    before = {p: p.read_bytes() for p in sorted((work / "results").rglob("*")) if p.is_file()}
+    proc = snakemake("--cores", "1", "tables", "--configfile", "config/scifact.yaml", workdir=work, check=False)
+    assert proc.returncode != 0
+    assert "ablation_siamese_loss.png would be dropped: this config lacks the rows it shows" in proc.stdout + proc.stderr
+    assert {p: p.read_bytes() for p in sorted((work / "results").rglob("*")) if p.is_file()} == before
+
+
+def test_a_dataset_named_after_another_datasets_table_is_refused_by_the_dry_run(tmp_path):
+    """What `ehi compare DIR --name synthetic_ablation` runs: its significance table is synthetic's."""
+    work = tmp_path / "work"
+    (work / "results" / "synthetic").mkdir(parents=True)
+    (work / "case.yaml").write_text(yaml.safe_dump({"dataset": {"name": "synthetic_ablation"}}))
+    proc = snakemake("-n", "all", "--configfile", str(REPO / "config/config.yaml"), str(work / "case.yaml"),
+                     workdir=work, check=False)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Traceback" not in said
+    assert "its table results/tables/synthetic_ablation_significance.* is dataset 'synthetic''s" in said

@@ -6,12 +6,14 @@ import json
 
 from ehi.core.io import read_table
 from ehi.core.unfinished import hold
+from ehi.report.report_files import check_same_datasets
 from ehi.report.table_files import write_table_pair
 from ehi.report.world_fit import kmr_shape, world_fit_markdown, world_fit_table
 
 log = setup(snakemake)
 attempt = hold(snakemake)  # its update() outputs: removed once they are written (ehi/core/unfinished.py)
 names = list(snakemake.params.datasets)
+check_same_datasets(snakemake.output.csv, names)  # one table name for every config: the committed one is kept
 facts = {n: json.loads(open(f).read()) for n, f in zip(names, snakemake.input.geometry)}
 shapes = {n: kmr_shape(read_table(f)) for n, f in zip(names, snakemake.input.summaries)}
 table = world_fit_table(facts, shapes)
