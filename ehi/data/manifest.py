@@ -23,6 +23,7 @@ from pathlib import Path
 from ehi import __version__
 from ehi.data.validate import DataError
 from ehi.core.io import file_sha256, read_json_object, write_json
+from ehi.data.source_checksums import changed_checksums, published_checksums
 
 MANIFEST = "manifest.json"
 TABLES = ("corpus.parquet", "queries.parquet", "qrels.parquet")
@@ -58,6 +59,8 @@ def build_manifest(dataset_cfg: dict, data_dir: str | os.PathLike, split_counts:
         "queries_per_split": {str(k): int(v) for k, v in split_counts.items()},
         "source_files": {str(p): file_record(p) for p in source_files(dataset_cfg)},
         "tables": {name: file_record(data_dir / name) for name in TABLES},
+        # a downloaded dataset's published checksums (ehi/data/source_checksums.py); none for local copies
+        **({"source_checksums": checksums} if (checksums := published_checksums(dataset_cfg)) else {}),
         **(extra or {}),
     }
 
@@ -140,6 +143,7 @@ def check_manifest(data_dir: str | os.PathLike) -> dict | None:
     for name, record in manifest["tables"].items():
         if (why := _changed(Path(data_dir) / name, record)) is not None:
             problems.append(f"prepared table {Path(data_dir) / name}: {why}")
+    problems += changed_checksums(manifest)
     if problems:
         raise DataError(
             f"dataset {manifest.get('dataset')!r} changed since it was prepared ({path}): " + "; ".join(problems)
