@@ -9,7 +9,9 @@ The work is resumable: rows are written in chunks into memory-mapped arrays in `
 with a progress file, a killed job restarts at its last chunk, and the folder is renamed into place
 only when every row is written, so ``<out>`` is either absent or whole. ``embeddings.json`` records
 the encoder, its weights' digest, ``max_length`` and the texts' digest: a folder made from other
-texts or weights is not taken for this one.
+texts or weights is not taken for this one, and a folder that records this very encoding is kept as
+it is (a rerun Snakemake asks for after a failed job costs seconds). The old folder is swapped out
+only once the new one is whole (:func:`ehi.core.io.replace_dir`).
 """
 
 from __future__ import annotations
@@ -83,6 +85,9 @@ def encode_collection(
         log.info("%s holds these texts encoded by these weights already; kept as it is", out)
         return out
     progress_file = work / PROGRESS
+    if _encoded_already(work, identity) and not progress_file.exists():  # killed while it was swapped in
+        replace_dir(work, out)
+        return out
     state = json.loads(progress_file.read_text()) if progress_file.is_file() else None
     if state is None or state.get("identity") != identity:  # nothing to resume, or another job's rows
         shutil.rmtree(work, ignore_errors=True)

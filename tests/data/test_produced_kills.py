@@ -108,3 +108,27 @@ def test_a_table_pair_killed_at_a_random_moment_is_the_old_pair_or_the_new_one(t
     written = (tmp_path / "t.md").read_text().split()[-1]
     assert (tmp_path / "t.csv").read_text().splitlines()[1].endswith(f",{written}")
     assert not list(tmp_path.glob(".staged.*"))
+
+
+def test_an_encoding_killed_after_its_last_row_is_swapped_in_without_encoding_again(tmp_path, caplog):
+    """Killed between writing its manifest and moving the folder into place: the rerun moves it."""
+    import logging
+    import shutil
+
+    (tmp_path / "build.py").write_text(BUILD)
+    run(f"from ehi.data.collection_build import run_build_script; run_build_script({str(tmp_path / 'build.py')!r}, "
+        f"{str(tmp_path / 'c')!r}, ['x'])")
+    encode = ("from ehi.model.encode_collection import main; "
+              f"main([{str(tmp_path / 'c')!r}, {str(tmp_path / 'v')!r}, '--encoder', 'tiny-random'])")
+    run(encode)
+    shutil.move(tmp_path / "v", tmp_path / "v.partial")  # whole, its progress file removed, not yet renamed
+    written = contents(tmp_path / "v.partial")
+    from ehi.model.encode_collection import main
+
+    with caplog.at_level(logging.INFO):
+        main([str(tmp_path / "c"), str(tmp_path / "v"), "--encoder", "tiny-random"])
+    assert contents(tmp_path / "v") == written and "encoded c into" not in caplog.text
+    shutil.rmtree(tmp_path / "v")
+    with caplog.at_level(logging.INFO):
+        main([str(tmp_path / "c"), str(tmp_path / "v"), "--encoder", "tiny-random"])
+    assert "encoded c into" in caplog.text  # what an encoding logs, which the swap above did not
