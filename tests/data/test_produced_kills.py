@@ -42,6 +42,16 @@ def run(code: str, kill_after: float | None = None) -> None:
     proc.wait(timeout=60)
 
 
+def encode_command(tmp_path: Path) -> str:
+    """Code that encodes collection ``c`` (built here by BUILD) into ``v`` with a tiny encoder; its
+    argument list left open for more flags."""
+    (tmp_path / "build.py").write_text(BUILD)
+    run(f"from ehi.data.collection_build import run_build_script; run_build_script({str(tmp_path / 'build.py')!r}, "
+        f"{str(tmp_path / 'c')!r}, ['x'])")
+    return ("from ehi.model.encode_collection import main; "
+            f"main([{str(tmp_path / 'c')!r}, {str(tmp_path / 'v')!r}, '--encoder', 'tiny-random'")
+
+
 def check_killed_then_rerun(out: Path, write_old: str, write_new: str, is_new_whole, seconds: float, seed: int):
     run(write_old)
     old = contents(out)
@@ -67,11 +77,7 @@ def test_a_collection_build_killed_at_a_random_moment_leaves_the_old_or_the_new_
 
 @pytest.mark.parametrize("seed", range(2))
 def test_an_encoding_killed_at_a_random_moment_leaves_the_old_or_the_new_whole(tmp_path, seed):
-    (tmp_path / "build.py").write_text(BUILD)
-    run(f"from ehi.data.collection_build import run_build_script; run_build_script({str(tmp_path / 'build.py')!r}, "
-        f"{str(tmp_path / 'c')!r}, ['x'])")
-    encode = ("from ehi.model.encode_collection import main; "
-              f"main([{str(tmp_path / 'c')!r}, {str(tmp_path / 'v')!r}, '--encoder', 'tiny-random', '--max-length', '{{}}'])")
+    encode = encode_command(tmp_path) + ", '--max-length', '{}'])"
 
     def is_new_whole(folder):
         manifest = json.loads((folder / "embeddings.json").read_text())
@@ -115,12 +121,7 @@ def test_an_encoding_killed_after_its_last_row_is_swapped_in_without_encoding_ag
     import logging
     import shutil
 
-    (tmp_path / "build.py").write_text(BUILD)
-    run(f"from ehi.data.collection_build import run_build_script; run_build_script({str(tmp_path / 'build.py')!r}, "
-        f"{str(tmp_path / 'c')!r}, ['x'])")
-    encode = ("from ehi.model.encode_collection import main; "
-              f"main([{str(tmp_path / 'c')!r}, {str(tmp_path / 'v')!r}, '--encoder', 'tiny-random'])")
-    run(encode)
+    run(encode_command(tmp_path) + "])")
     shutil.move(tmp_path / "v", tmp_path / "v.partial")  # whole, its progress file removed, not yet renamed
     written = contents(tmp_path / "v.partial")
     from ehi.model.encode_collection import main
