@@ -148,17 +148,19 @@ def check_tower_weights(folder: Path, spec: dict) -> None:
             raise ConfigError(f"{weights}: {name} is all zeros: the tower maps every vector to one point")
 
 
-def _check_vectors(where: str, named: Path, dataset: dict) -> None:
-    """Refuse the vectors ``named`` where they are not the embeddings dataset's own."""
+def _check_vectors(where: str, tower: str, named: Path, dataset: dict) -> None:
+    """Refuse the vectors ``named`` that ``tower`` reads where they are not the embeddings dataset's
+    own; ``where`` names the config key."""
     if dataset.get("source") != "embeddings":
-        raise ConfigError(f"{where}: a vector tower reads datasets of source embeddings only; dataset.source "
-                          f"is {dataset.get('source')!r}")
+        raise ConfigError(f"config {where}: {tower} is a vector tower, which reads datasets of source embeddings "
+                          f"only; dataset.source is {dataset.get('source')!r}")
     own = Path(dataset.get("path") or "").expanduser()
     if not own.is_dir() or not named.is_dir() or own.resolve() == named.resolve():
         return  # a missing dataset folder is named by the source's own check; a produced one is not there yet
     why = _difference(named, own)
     if why is not None:
-        raise ConfigError(f"{where}: the tower reads the vectors of {named}, not the dataset's ({own}): {why}")
+        raise ConfigError(f"config {where}: the tower {tower} reads the vectors of {named}, not the dataset's "
+                          f"({own}): {why}")
 
 
 def check_tower(encoder_name: str, dataset: dict, towers: dict | None = None) -> None:
@@ -170,10 +172,10 @@ def check_tower(encoder_name: str, dataset: dict, towers: dict | None = None) ->
     folder = Path(encoder_name).expanduser()
     entry = produced_folders({"towers": towers or {}}).get(os.path.normpath(str(encoder_name)))
     if entry is not None:
-        _check_vectors(f"config towers.{entry[1]}.vectors", Path(towers[entry[1]]["vectors"]).expanduser(), dataset)
+        _check_vectors(f"towers.{entry[1]}.vectors", str(folder), Path(towers[entry[1]]["vectors"]).expanduser(), dataset)
         return
     if not (folder / SPEC).is_file():
         return
     spec = read_tower_spec(folder)
     check_tower_weights(folder, spec)
-    _check_vectors(f"config encoder.name: {folder}", Path(spec["vectors"]).expanduser(), dataset)
+    _check_vectors("encoder.name", str(folder), Path(spec["vectors"]).expanduser(), dataset)

@@ -97,7 +97,7 @@ def test_a_towers_entry_over_another_worlds_vectors_is_refused_before_its_tower_
                                                                                            monkeypatch, other, says):
     monkeypatch.chdir(tmp_path)  # the entry's tower is resources/towers/<name>, not written yet
     towers = {"t": {"vectors": str(worlds[other]), "kind": "linear"}}
-    with pytest.raises(ConfigError, match=f"config towers.t.vectors: the tower reads the vectors of .*{says}"):
+    with pytest.raises(ConfigError, match=f"config towers.t.vectors: the tower resources/towers/t reads the vectors of .*{says}"):
         check_tower("resources/towers/t", _dataset(worlds["own"]), towers)
     check_tower("resources/towers/t", _dataset(worlds["own"]), {"t": {"vectors": str(worlds["copy"])}})
     assert not (tmp_path / "resources").exists()
