@@ -27,6 +27,7 @@ from pathlib import Path, PurePosixPath
 # config key -> the folder its entries are written under
 PRODUCED_ROOTS = {"collections": "resources/sources", "encodings": "resources/vectors", "worlds": "resources/worlds",
                   "towers": "resources/towers"}
+DEFAULT_ENCODER = "all-MiniLM-L6-v2"  # the schema's default of an encodings entry's encoder
 # config key -> the file its rule writes inside an entry's folder (the folder itself where absent)
 PRODUCED_FILES = {"towers": "tower.json"}
 
@@ -98,6 +99,19 @@ def check_worlds(worlds: dict, root: str | os.PathLike = PRODUCED_ROOTS["worlds"
             check_world(world, None if out.exists() else out)
         except (TypeError, ValueError) as err:
             raise UserError(f"worlds entry {name!r}: {err}") from None
+
+
+def check_encodings(encodings: dict) -> None:
+    """Refuse an ``encodings`` entry whose encoder is no built-in alias, no local model folder and no
+    hub id (or a hub id not in the cache while HF_HUB_OFFLINE=1), naming the entry."""
+    from ehi.core.config_values import encoder_dim
+    from ehi.core.errors import ConfigError
+
+    for name, entry in encodings.items():
+        encoder = (entry or {}).get("encoder", DEFAULT_ENCODER)
+        if not isinstance(encoder, str) or not encoder:
+            raise ConfigError(f"config encodings.{name}.encoder: {encoder!r} is not an encoder name")
+        encoder_dim(encoder, where=f"encodings.{name}.encoder")
 
 
 def name_pattern(entries) -> str:

@@ -9,12 +9,17 @@ A dataset's tables are ``results/tables/<dataset>_<kind>.*`` and its figures
 - a render whose config lacks rows a committed figure shows (SciFact rendered without
   config/scifact_dexml.yaml's ablation rows) is refused instead of deleting that figure and
   rewriting the tables without those rows (:func:`check_no_figure_dropped`).
+
+The table pairs of the several-datasets rules (dev_choice, world_fit, world_calibration) are written
+as one (:func:`write_table_pair`).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+import pandas as pd
 
 from ehi.core.errors import ConfigError
 
@@ -60,8 +65,6 @@ def check_no_figure_dropped(committed: str | os.PathLike, rendered: str | os.Pat
 def check_same_datasets(csv: str | os.PathLike, datasets: list[str]) -> None:
     """Refuse to replace the committed table ``csv`` of one list of datasets (its ``dataset`` column)
     with a table of another list: its name does not say which config made it."""
-    import pandas as pd
-
     csv = Path(csv)
     if not csv.is_file():
         return
@@ -72,3 +75,16 @@ def check_same_datasets(csv: str | os.PathLike, datasets: list[str]) -> None:
     if held != sorted(set(datasets)):
         raise ConfigError(f"{csv} holds datasets {held}, this config's are {sorted(set(datasets))}: render it with "
                           f"the config that made it, or delete it first to make it of these")
+
+
+def write_table_pair(table: pd.DataFrame, csv: str | os.PathLike, markdown: str, md: str | os.PathLike) -> None:
+    """``table`` as CSV at ``csv`` (4 decimals) and ``markdown`` at ``md``, two files of one folder that
+    replace their predecessors together or not at all (:func:`ehi.core.io.staged_files`)."""
+    from ehi.core.io import staged_files
+
+    csv, md = Path(csv), Path(md)
+    if csv.parent != md.parent:
+        raise ValueError(f"{csv} and {md}: a table pair lives in one folder")
+    with staged_files(csv.parent) as tmp:
+        table.to_csv(tmp / csv.name, index=False, float_format="%.4f")
+        (tmp / md.name).write_text(markdown)

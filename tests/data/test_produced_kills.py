@@ -104,8 +104,8 @@ def test_a_tower_spec_killed_at_a_random_moment_leaves_the_old_or_the_new_whole(
 @pytest.mark.parametrize("seed", range(3))
 def test_a_table_pair_killed_at_a_random_moment_is_the_old_pair_or_the_new_one(tmp_path, seed):
     """dev_choice, world_fit and world_calibration write their CSV and Markdown as one
-    (:func:`ehi.report.table_files.write_table_pair`)."""
-    write = ("import pandas as pd; from ehi.report.table_files import write_table_pair\n"
+    (:func:`ehi.report.report_files.write_table_pair`)."""
+    write = ("import pandas as pd; from ehi.report.report_files import write_table_pair\n"
              "for i in range(ROUNDS):\n"
              "    t = pd.DataFrame({'x': range(20000)}).assign(y=i)\n"
              f"    write_table_pair(t, {str(tmp_path / 't.csv')!r}, f'table {{i}}', {str(tmp_path / 't.md')!r})")

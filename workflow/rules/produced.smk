@@ -9,8 +9,7 @@ from ehi.core.errors import exit_on_user_error
 from ehi.core.fingerprint import encoder_identity
 from ehi.core.unfinished import outdate_unfinished
 from ehi.data.collection_build import outdate_changed_builds
-from ehi.data.produced import name_pattern, PRODUCED_FILES, PRODUCED_ROOTS, check_worlds, collection_of, tower_vectors, world_knobs
-from ehi.data.produced_checks import check_encodings
+from ehi.data.produced import DEFAULT_ENCODER, name_pattern, PRODUCED_FILES, PRODUCED_ROOTS, check_encodings, check_worlds, collection_of, tower_vectors, world_knobs
 
 COLLECTIONS = config.get("collections") or {}
 ENCODINGS = config.get("encodings") or {}
@@ -59,7 +58,7 @@ if ENCODINGS:
         params:
             source=lambda w: ENCODINGS[w.encoding].get("source", "beir"),
             # a local folder's files enter as a digest (a hub id or an alias is its name, as before)
-            encoder=lambda w: encoder_identity(ENCODINGS[w.encoding].get("encoder", "all-MiniLM-L6-v2")),
+            encoder=lambda w: encoder_identity(ENCODINGS[w.encoding].get("encoder", DEFAULT_ENCODER)),
             max_length=lambda w: ENCODINGS[w.encoding].get("max_length", 256),
             batch_size=lambda w: ENCODINGS[w.encoding].get("batch_size", 128),
         wildcard_constraints:

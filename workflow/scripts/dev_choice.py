@@ -5,7 +5,7 @@ from ehi.core.rule_script import setup  # first: it pins the CPU kernels before 
 from ehi.core.io import read_table
 from ehi.core.unfinished import hold
 from ehi.report.dev_choice import dev_choice, dev_choice_markdown
-from ehi.report.table_files import write_table_pair
+from ehi.report.report_files import write_table_pair
 
 log = setup(snakemake)
 attempt = hold(snakemake)  # its update() outputs: removed once they are written (ehi/core/unfinished.py)

@@ -6,7 +6,7 @@ import json
 
 from ehi.core.io import read_table
 from ehi.core.unfinished import hold
-from ehi.report.table_files import write_table_pair
+from ehi.report.report_files import write_table_pair
 from ehi.report.world_calibration import calibration_markdown, calibration_table
 from ehi.report.world_fit import kmr_shape
 

@@ -6,8 +6,7 @@ import json
 
 from ehi.core.io import read_table
 from ehi.core.unfinished import hold
-from ehi.report.report_files import check_same_datasets
-from ehi.report.table_files import write_table_pair
+from ehi.report.report_files import check_same_datasets, write_table_pair
 from ehi.report.world_fit import kmr_shape, world_fit_markdown, world_fit_table
 
 log = setup(snakemake)
