@@ -50,7 +50,7 @@ def check_config(config: dict, schema_path: str | os.PathLike, data_dir: str | o
     train_schema = yaml.safe_load(Path(schema_path).read_text())["properties"]["train"]
     check_source(config["dataset"])
     check_vector_encoder(config)
-    check_tower(config["encoder"]["name"], config["dataset"])
+    check_tower(config["encoder"]["name"], config["dataset"], config.get("towers"))
     check_metrics(config["evaluation"]["metrics"], metric_families)
     trains = variant_trains(config, train_schema)
     check_trainable_encoder(config, trains)

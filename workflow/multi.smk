@@ -5,6 +5,7 @@
 # The instances share nothing but code. The targets below (all, data, train_all, main, tables,
 # claims) gather the same target of every dataset; `tables` adds the cross-dataset table.
 from ehi.core.errors import within
+from ehi.core.unfinished import outdate_unfinished
 from ehi.report.dev_choice import training_logs
 
 
@@ -62,6 +63,11 @@ onstart:
         check_manifest(f"resources/{_name}/data")
 
 
+# the tables below are update() outputs: a failed job keeps them and its marker beside its log has
+# the next run render again (ehi/core/unfinished.py)
+outdate_unfinished("logs", recursive=False)
+
+
 localrules:
     tables,
     claims,
@@ -106,10 +112,10 @@ rule across_datasets:
                    for v in sorted({r for rs in ACROSS_SEEDING[n]["seed_replicas"].values() for r in rs} | {"main"})],
         significance=[report_input(f"results/{n}/significance.parquet", REPORT_ONLY) for n in REPORTED],
     output:
-        md=f"results/tables/{ACROSS}.md",
-        tex=f"results/tables/{ACROSS}.tex",
-        csv=f"results/tables/{ACROSS}.csv",
-        figure=f"results/figures/{ACROSS}.png",
+        md=update(f"results/tables/{ACROSS}.md"),
+        tex=update(f"results/tables/{ACROSS}.tex"),
+        csv=update(f"results/tables/{ACROSS}.csv"),
+        figure=update(f"results/figures/{ACROSS}.png"),
     params:
         datasets=REPORTED,
         seeding=ACROSS_SEEDING,
@@ -134,8 +140,8 @@ rule dev_choice:
     input:
         [f for n in DATASETS for f in training_logs(n, DATASETS[n], TRAIN_KEY_ORDER).values()],
     output:
-        md=f"results/tables/dev_choice_{'+'.join(DATASETS)}.md",
-        csv=f"results/tables/dev_choice_{'+'.join(DATASETS)}.csv",
+        md=update(f"results/tables/dev_choice_{'+'.join(DATASETS)}.md"),
+        csv=update(f"results/tables/dev_choice_{'+'.join(DATASETS)}.csv"),
     params:
         logs=[list(k) for n in DATASETS for k in training_logs(n, DATASETS[n], TRAIN_KEY_ORDER)],
     log:
@@ -158,8 +164,8 @@ rule world_fit:
         summaries=[f"results/{n}/main/summary.parquet" if n in DATASETS
                    else os.path.abspath(f"results/{n}/main/summary.parquet") for n in WORLD_FIT],
     output:
-        md="results/tables/world_fit.md",
-        csv="results/tables/world_fit.csv",
+        md=update("results/tables/world_fit.md"),
+        csv=update("results/tables/world_fit.csv"),
     params:
         datasets=WORLD_FIT,
     log:
@@ -187,8 +193,8 @@ if CALIBRATION.get("name"):
             geometry=f"{_target}/geometry.json",
             summary=f"{_target}/main/summary.parquet",
         output:
-            md=f"results/tables/{CALIBRATION['name']}.md",
-            csv=f"results/tables/{CALIBRATION['name']}.csv",
+            md=update(f"results/tables/{CALIBRATION['name']}.md"),
+            csv=update(f"results/tables/{CALIBRATION['name']}.csv"),
         params:
             calibration=CALIBRATION,
             version=1,

@@ -37,9 +37,9 @@ def _config_dim(config_json: Path) -> int | None:
     return dim if isinstance(dim, int) and dim > 0 else None
 
 
-def encoder_dim(name: str) -> int | None:
+def encoder_dim(name: str, where: str = "encoder.name") -> int | None:
     """The embedding dimension of encoder ``name`` where known without loading it (None where not);
-    a name that is neither an alias, an existing folder nor a hub id is a ConfigError."""
+    a name that is neither an alias, an existing folder nor a hub id is a ConfigError naming ``where``."""
     key = str(name).lower()
     if key == TINY_RANDOM[0]:
         return TINY_RANDOM[1]
@@ -50,7 +50,7 @@ def encoder_dim(name: str) -> int | None:
         return None  # a vector tower (ehi.model.tower): its width is its vectors', checked when loaded
     if path.exists():  # as load_encoder: an existing path is a local folder
         if not (path / "config.json").is_file():
-            raise ConfigError(f"config encoder.name: {name!r} is a local path without a config.json; "
+            raise ConfigError(f"config {where}: {name!r} is a local path without a config.json; "
                               "give a Hugging Face model folder (as Encoder.save writes it)")
         return _config_dim(path / "config.json")
     from huggingface_hub.errors import HFValidationError
@@ -60,14 +60,14 @@ def encoder_dim(name: str) -> int | None:
         validate_repo_id(str(name))
     except HFValidationError:
         looks_like = "no such folder" if "/" in str(name) or str(name).startswith((".", "~")) else "not a known name"
-        raise ConfigError(f"config encoder.name: {name!r}: {looks_like}; expected a built-in alias "
+        raise ConfigError(f"config {where}: {name!r}: {looks_like}; expected a built-in alias "
                           f"(all-MiniLM-L6-v2, tiny-random), an existing local model folder, or a Hugging Face "
                           "hub id (name or owner/name, letters, digits, '-', '_' and '.')") from None
     from ehi.core.hub_cache import cached_snapshot, hub_offline, not_cached_offline  # no request: the cache only
 
     folder = cached_snapshot(str(name))
     if folder is None and hub_offline():  # the job could not fetch it: refused before any job runs
-        raise not_cached_offline(str(name))
+        raise not_cached_offline(str(name), where)
     return _config_dim(Path(folder) / "config.json") if folder else None
 
 

@@ -60,3 +60,9 @@ def encoder_identity(name: str) -> str:
     alias is its name: its weights are pinned elsewhere, ehi.core.pretrained and the hub cache)."""
     path = Path(str(name))
     return f"{name}@{folder_digest(path)}" if path.is_dir() else str(name)
+
+
+def identity_name(identity: str) -> str:
+    """The encoder name an :func:`encoder_identity` was made of (its ``@<digest>`` dropped)."""
+    name, sep, _ = str(identity).rpartition("@")
+    return name if sep and Path(name).is_dir() else str(identity)

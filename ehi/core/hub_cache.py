@@ -24,10 +24,10 @@ def hub_offline() -> bool:
     return bool(constants.HF_HUB_OFFLINE)
 
 
-def not_cached_offline(repo_id: str) -> ConfigError:
+def not_cached_offline(repo_id: str, where: str = "encoder.name") -> ConfigError:
     """The refusal of a hub model that is not in the cache while downloads are forbidden: the same
     at ``snakemake -n`` (ehi.core.config_values) as in the job (ehi.model.hub)."""
     return ConfigError(
-        f"config encoder.name: {repo_id!r} is not in the Hugging Face cache and HF_HUB_OFFLINE=1 forbids a "
+        f"config {where}: {repo_id!r} is not in the Hugging Face cache and HF_HUB_OFFLINE=1 forbids a "
         f"download; unset HF_HUB_OFFLINE on a machine with a network (the first job fills the cache), run "
         f"`hf download {repo_id}` where there is one and copy the cache, or give a local model folder")

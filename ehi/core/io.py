@@ -61,28 +61,40 @@ def _open_permissions(root: Path) -> None:
             os.chmod(os.path.join(folder, name), 0o666 & ~umask)
 
 
-@contextlib.contextmanager
-def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary directory; on success it replaces ``path`` as a whole.
-
-    The old directory is moved aside (``.<name>.old``) before the new one is renamed in, then
-    deleted, so a killed job leaves either the old or the new directory under one of those names;
-    the next write puts an old one left aside back first, so that a failing write keeps it.
-    """
+def recover_aside(path: str | os.PathLike) -> Path:
+    """Put back a folder a killed :func:`replace_dir` left aside (``.<name>.old``) while ``path`` is
+    missing; return the aside name."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     old = path.parent / f".{path.name}.old"
     if old.is_dir() and not path.exists():
         os.replace(old, path)
+    return old
+
+
+def replace_dir(new: str | os.PathLike, path: str | os.PathLike) -> None:
+    """Move the finished folder ``new`` onto ``path``: the old folder is moved aside (``.<name>.old``)
+    first and deleted last, so a kill leaves the old or the new folder under one of those names."""
+    path = Path(path)
+    old = recover_aside(path)
+    shutil.rmtree(old, ignore_errors=True)
+    if path.exists():
+        os.replace(path, old)
+    os.replace(new, path)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary directory; on success it replaces ``path`` as a whole (:func:`replace_dir`);
+    a folder a killed write left aside is put back first, so that a failing write keeps it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    recover_aside(path)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     try:
         yield tmp
         _open_permissions(tmp)
-        shutil.rmtree(old, ignore_errors=True)
-        if path.exists():
-            os.replace(path, old)
-        os.replace(tmp, path)
-        shutil.rmtree(old, ignore_errors=True)
+        replace_dir(tmp, path)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -22,6 +22,7 @@ import os
 from pathlib import Path
 
 SUFFIX = ".unfinished"
+SNAKEMAKE_TIMESTAMP = ".snakemake_timestamp"  # what Snakemake reads as a folder output's time
 
 
 def marker(log: str | os.PathLike) -> Path:
@@ -37,17 +38,27 @@ def hold(snakemake) -> Path:
     return write_json([str(path) for path in snakemake.output], marker(snakemake.log[0]))
 
 
-def outdate_unfinished(logs_dir: str | os.PathLike) -> list[Path]:
-    """Date back to the epoch every existing output named by a marker under ``logs_dir``; return
-    them. Only modification times change; a marker stays until its job finishes."""
+def outdate_unfinished(logs_dir: str | os.PathLike, recursive: bool = True) -> list[Path]:
+    """Date back to the epoch every existing output named by a marker under ``logs_dir`` (in it
+    alone, where not ``recursive``); return them. Only modification times change; a marker stays
+    until its job finishes."""
     outdated = []
-    for path in sorted(Path(logs_dir).rglob(f"*{SUFFIX}")):
+    markers = Path(logs_dir).rglob(f"*{SUFFIX}") if recursive else Path(logs_dir).glob(f"*{SUFFIX}")
+    for path in sorted(markers):
         try:
             outputs = json.loads(path.read_text())
         except (OSError, ValueError):  # not one of ours (write_json leaves whole files only)
             continue
         for output in map(Path, outputs if isinstance(outputs, list) else []):
             if output.exists():
-                os.utime(output, (0, 0))
+                date_back(output)
                 outdated.append(output)
     return outdated
+
+
+def date_back(output: Path) -> None:
+    """Set ``output``'s modification time to the epoch; a folder's timestamp file too, which
+    Snakemake reads in its place."""
+    for path in (output / SNAKEMAKE_TIMESTAMP, output):
+        if path.exists():
+            os.utime(path, (0, 0))

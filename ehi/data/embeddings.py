@@ -77,7 +77,8 @@ def _safetensors_memmap(path: Path) -> np.ndarray:
 
 
 def read_array(path: str | os.PathLike) -> np.ndarray:
-    """A .npy or .safetensors matrix, memory-mapped and checked: 2-D, float32/float16, finite."""
+    """A .npy or .safetensors matrix, memory-mapped and checked: 2-D, float32/float16, finite, and no
+    row all zeros (a vector with no direction: cosine is undefined, and every score with it the same)."""
     path = Path(path)
     try:
         arr = np.load(path, mmap_mode="r") if path.suffix == ".npy" else _safetensors_memmap(path)
@@ -88,9 +89,14 @@ def read_array(path: str | os.PathLike) -> np.ndarray:
     if arr.dtype not in (np.float32, np.float16):
         raise DataError(f"{path}: dtype {arr.dtype}; expected float32 or float16")
     for start in range(0, len(arr), CHECK_ROWS):
-        bad = ~np.isfinite(arr[start:start + CHECK_ROWS]).all(axis=1)
+        rows = arr[start:start + CHECK_ROWS]
+        bad = ~np.isfinite(rows).all(axis=1)
         if bad.any():
             raise DataError(f"{path}: row {start + int(np.argmax(bad))} holds a NaN or infinite value")
+        zero = ~rows.any(axis=1)
+        if zero.any():
+            raise DataError(f"{path}: row {start + int(np.argmax(zero))} is all zeros: a vector with no direction "
+                            "ranks nothing (leave its document or query out, or give it its encoder's vector)")
     return arr
 
 

@@ -4,9 +4,10 @@
 (source, path, dev split seed and fraction), the package version, the queries per split (and, with
 ``dataset.query_split``, its fractions, seed, counts and the sha256 of each split's ids), and the
 sha256 and size of each source file (a local copy's files, or the downloaded archives) and of each
-prepared table. :func:`check_manifest` runs whenever the workflow is parsed (``common.smk``; every
+prepared table, and for a download the checksums its archives were published with. :func:`check_manifest` runs whenever the workflow is parsed (``common.smk``; every
 ``snakemake`` call, dry runs and "nothing to be done" included): a source copy or a prepared table
-that changed since preparation stops the run with the file named, instead of silently mixing
+that changed since preparation (or an archive its source now publishes with another checksum) stops
+the run with the file named, instead of silently mixing
 results of two versions of a dataset. The manifest is an output of ``prepare_data`` that the named
 targets request, so deleting it, as the error advises, prepares the dataset again.
 
@@ -58,6 +59,8 @@ def build_manifest(dataset_cfg: dict, data_dir: str | os.PathLike, split_counts:
         "queries_per_split": {str(k): int(v) for k, v in split_counts.items()},
         "source_files": {str(p): file_record(p) for p in source_files(dataset_cfg)},
         "tables": {name: file_record(data_dir / name) for name in TABLES},
+        # a downloaded dataset's published checksums (published_checksums); none for local copies
+        **({"source_checksums": checksums} if (checksums := published_checksums(dataset_cfg)) else {}),
         **(extra or {}),
     }
 
@@ -72,6 +75,33 @@ def write_manifest(dataset_cfg: dict, data_dir: str | os.PathLike, split_counts:
 def staging_key(*values) -> str:
     """A short name for the folder a dataset config is prepared in before :func:`publish_prepared`."""
     return hashlib.sha256(repr(values).encode()).hexdigest()[:16]
+
+
+def published_checksums(dataset_cfg: dict) -> dict[str, str]:
+    """{filename: "md5:..." or "sha256:..."} of the files a downloaded dataset is fetched as (none for
+    a local copy, the synthetic generator, or files published without a checksum).
+
+    The manifest records these at preparation: a source whose published checksum changes (a new
+    release in the source table, ``EHI_SOURCE_OVERRIDES`` naming another version) while the old
+    archive is still cached changes no file, and :func:`changed_checksums` names it instead."""
+    from ehi.data.download import overridden
+    from ehi.data.sources import find_source
+
+    source = None if dataset_cfg.get("path") else find_source(str(dataset_cfg.get("source")))
+    if source is None or not source.remotes:
+        return {}
+    return {r.filename: f"md5:{r.md5}" if r.md5 else f"sha256:{r.sha256}"
+            for r in overridden(source.name, source.remotes) if r.md5 or r.sha256}
+
+
+def changed_checksums(manifest: dict) -> list[str]:
+    """What differs between the checksums ``manifest`` recorded and those published now."""
+    recorded = manifest.get("source_checksums")
+    if not isinstance(recorded, dict) or not recorded:
+        return []  # a local copy, or a manifest written before checksums were recorded
+    now = published_checksums(manifest["config"])
+    return [f"source archive {name}: published now as {now.get(name, 'no checksum')}, prepared from {was}"
+            for name, was in sorted(recorded.items()) if now.get(name) != was]
 
 
 def publish_prepared(staged: str | os.PathLike, data_dir: str | os.PathLike) -> None:
@@ -140,6 +170,7 @@ def check_manifest(data_dir: str | os.PathLike) -> dict | None:
     for name, record in manifest["tables"].items():
         if (why := _changed(Path(data_dir) / name, record)) is not None:
             problems.append(f"prepared table {Path(data_dir) / name}: {why}")
+    problems += changed_checksums(manifest)
     if problems:
         raise DataError(
             f"dataset {manifest.get('dataset')!r} changed since it was prepared ({path}): " + "; ".join(problems)

@@ -27,6 +27,7 @@ from pathlib import Path, PurePosixPath
 # config key -> the folder its entries are written under
 PRODUCED_ROOTS = {"collections": "resources/sources", "encodings": "resources/vectors", "worlds": "resources/worlds",
                   "towers": "resources/towers"}
+DEFAULT_ENCODER = "all-MiniLM-L6-v2"  # the schema's default of an encodings entry's encoder
 # config key -> the file its rule writes inside an entry's folder (the folder itself where absent)
 PRODUCED_FILES = {"towers": "tower.json"}
 
@@ -100,27 +101,17 @@ def check_worlds(worlds: dict, root: str | os.PathLike = PRODUCED_ROOTS["worlds"
             raise UserError(f"worlds entry {name!r}: {err}") from None
 
 
-def run_build_script(script: str, out: str, args: list[str] | None = None) -> None:
-    """Run a collection's build script (``python SCRIPT OUT [ARGS]``) into ``OUT.partial`` and move
-    the result into place only when the script succeeded."""
-    import shutil
-    import subprocess
-    import sys
-    from pathlib import Path
+def check_encodings(encodings: dict) -> None:
+    """Refuse an ``encodings`` entry whose encoder is no built-in alias, no local model folder and no
+    hub id (or a hub id not in the cache while HF_HUB_OFFLINE=1), naming the entry."""
+    from ehi.core.config_values import encoder_dim
+    from ehi.core.errors import ConfigError
 
-    from ehi.core.errors import UserError
-
-    target = Path(out)
-    work = target.with_name(target.name + ".partial")
-    shutil.rmtree(work, ignore_errors=True)
-    if not Path(script).is_file():
-        raise UserError(f"collections: build script {script} not found")
-    done = subprocess.run([sys.executable, str(script), str(work), *map(str, args or [])])
-    if done.returncode != 0:
-        shutil.rmtree(work, ignore_errors=True)
-        raise UserError(f"collections: {script} exited with status {done.returncode} (its output is above)")
-    shutil.rmtree(target, ignore_errors=True)
-    os.replace(work, target)
+    for name, entry in encodings.items():
+        encoder = (entry or {}).get("encoder", DEFAULT_ENCODER)
+        if not isinstance(encoder, str) or not encoder:
+            raise ConfigError(f"config encodings.{name}.encoder: {encoder!r} is not an encoder name")
+        encoder_dim(encoder, where=f"encodings.{name}.encoder")
 
 
 def name_pattern(entries) -> str:

@@ -9,7 +9,9 @@ The work is resumable: rows are written in chunks into memory-mapped arrays in `
 with a progress file, a killed job restarts at its last chunk, and the folder is renamed into place
 only when every row is written, so ``<out>`` is either absent or whole. ``embeddings.json`` records
 the encoder, its weights' digest, ``max_length`` and the texts' digest: a folder made from other
-texts or weights is not taken for this one.
+texts or weights is not taken for this one, and a folder that records this very encoding is kept as
+it is (a rerun Snakemake asks for after a failed job costs seconds). The old folder is swapped out
+only once the new one is whole (:func:`ehi.core.io.replace_dir`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from ehi.core.io import recover_aside, replace_dir
 from ehi.data.dataset import Dataset, doc_texts
 from ehi.data.embeddings import create_array, write_ids, write_manifest, write_qrels
 
@@ -45,6 +48,17 @@ def _fill(encoder, texts: list[str], array: np.ndarray, done: int, batch_size: i
             bar.update(stop - start)
 
 
+def _encoded_already(out: Path, identity: dict) -> bool:
+    """Whether ``out`` is whole and its ``embeddings.json`` records this very encoding."""
+    from ehi.data.embeddings import MANIFEST
+
+    try:
+        recorded = json.loads((out / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(recorded, dict) and all(recorded.get(k) == v for k, v in identity.items())
+
+
 def texts_digest(docs: list[str], queries: list[str]) -> str:
     from ehi.model.embed_cache import texts_digest as digest
 
@@ -60,13 +74,20 @@ def encode_collection(
     from ehi.model.encoder import load_encoder
 
     out = Path(out)
+    recover_aside(out)
     work = out.with_name(out.name + ".partial")
     encoder = load_encoder(str(encoder_name), max_length=max_length, device=device)
     docs, queries = doc_texts(dataset.corpus), dataset.queries.text.astype(str).tolist()
     identity = {"producer": PRODUCER, "encoder": str(encoder_name), "encoder_digest": encoder_digest(encoder),
                 "max_length": int(max_length), "texts_digest": texts_digest(docs, queries),
                 "source": str(source), "dataset": dataset.name}
+    if _encoded_already(out, identity):
+        log.info("%s holds these texts encoded by these weights already; kept as it is", out)
+        return out
     progress_file = work / PROGRESS
+    if _encoded_already(work, identity) and not progress_file.exists():  # killed while it was swapped in
+        replace_dir(work, out)
+        return out
     state = json.loads(progress_file.read_text()) if progress_file.is_file() else None
     if state is None or state.get("identity") != identity:  # nothing to resume, or another job's rows
         shutil.rmtree(work, ignore_errors=True)
@@ -101,9 +122,7 @@ def encode_collection(
     write_manifest(work, {**identity, "dim": int(encoder.dim), "n_docs": len(docs), "n_queries": len(queries),
                           "encode_seconds": round(state["seconds"], 1), "device": str(encoder.device)})
     progress_file.unlink()
-    if out.exists():  # an older encoding is replaced only now that the new one is whole
-        shutil.rmtree(out)
-    os.replace(work, out)
+    replace_dir(work, out)  # an older encoding is replaced only now that the new one is whole
     log.info("encoded %s into %s in %.0f s", dataset.name, out, state["seconds"])
     return out
 

@@ -107,10 +107,22 @@ def _difference(tower: Path, own: Path) -> str | None:
     return None
 
 
+def expected_shapes(spec: dict, dim: int) -> dict[str, tuple[int, ...]]:
+    """{tensor: shape} of a tower of ``spec``'s kind over ``dim``-d vectors (ehi.model.tower's blocks)."""
+    kind, hidden = spec.get("kind", "identity"), spec.get("hidden", 0) or dim
+    if kind == "identity":
+        return {}
+    block = ({"weight": (dim, dim), "bias": (dim,)} if kind == "linear" else
+             {"up.weight": (hidden, dim), "up.bias": (hidden,), "down.weight": (dim, hidden), "down.bias": (dim,)})
+    sides = ("tower",) if spec.get("shared", True) else ("docs", "queries")
+    return {f"{side}.{name}": shape for side in sides for name, shape in block.items()}
+
+
 def check_tower_weights(folder: Path, spec: dict) -> None:
-    """A linear tower whose weight matrix is all zeros maps every vector to its bias: one point."""
+    """A tower's saved weights: finite, of the shapes its kind has over its vectors' width, and, for a
+    linear tower, no all-zero weight matrix (which maps every vector to its bias: one point)."""
     weights = folder / "model.safetensors"
-    if spec.get("kind") != "linear" or not weights.is_file():
+    if not weights.is_file():
         return
     from safetensors import SafetensorError
     from safetensors.numpy import load_file
@@ -120,25 +132,50 @@ def check_tower_weights(folder: Path, spec: dict) -> None:
     except (SafetensorError, OSError, ValueError) as err:
         raise ConfigError(f"{weights}: not a readable safetensors file ({err})") from None
     for name, tensor in tensors.items():
-        if name.endswith("weight") and tensor.ndim == 2 and not np.any(tensor):
+        if not np.all(np.isfinite(tensor)):
+            raise ConfigError(f"{weights}: {name} holds NaN or infinite values")
+    docs = _array_file(Path(spec["vectors"]), "docs")
+    dim = spec.get("dim") or (_width(docs) if docs else None)
+    if dim:
+        shapes = {name: tuple(tensor.shape) for name, tensor in tensors.items()}
+        expected = expected_shapes(spec, dim)
+        if shapes != expected:
+            wrong = sorted(n for n in set(shapes) | set(expected) if shapes.get(n) != expected.get(n))
+            raise ConfigError(f"{weights}: not the weights of a {spec.get('kind', 'identity')} tower over {dim}-d "
+                              f"vectors: " + ", ".join(f"{n} {shapes.get(n)} (expected {expected.get(n)})" for n in wrong))
+    for name, tensor in tensors.items():
+        if spec.get("kind") == "linear" and name.endswith("weight") and tensor.ndim == 2 and not np.any(tensor):
             raise ConfigError(f"{weights}: {name} is all zeros: the tower maps every vector to one point")
 
 
-def check_tower(encoder_name: str, dataset: dict) -> None:
+def _check_vectors(where: str, tower: str, named: Path, dataset: dict) -> None:
+    """Refuse the vectors ``named`` that ``tower`` reads where they are not the embeddings dataset's
+    own; ``where`` names the config key."""
+    if dataset.get("source") != "embeddings":
+        raise ConfigError(f"config {where}: {tower} is a vector tower, which reads datasets of source embeddings "
+                          f"only; dataset.source is {dataset.get('source')!r}")
+    own = Path(dataset.get("path") or "").expanduser()
+    if not own.is_dir() or not named.is_dir() or own.resolve() == named.resolve():
+        return  # a missing dataset folder is named by the source's own check; a produced one is not there yet
+    why = _difference(named, own)
+    if why is not None:
+        raise ConfigError(f"config {where}: the tower {tower} reads the vectors of {named}, not the dataset's "
+                          f"({own}): {why}")
+
+
+def check_tower(encoder_name: str, dataset: dict, towers: dict | None = None) -> None:
     """Refuse a tower folder named by ``encoder.name`` whose spec, weights or vectors cannot serve
-    ``dataset`` (the config's dataset section); anything else is left alone."""
+    ``dataset`` (the config's dataset section); anything else is left alone. A tower a ``towers``
+    entry writes is checked by its entry: its ``tower.json`` may not be written yet, or be rewritten."""
+    from ehi.data.produced import produced_folders
+
     folder = Path(encoder_name).expanduser()
+    entry = produced_folders({"towers": towers or {}}).get(os.path.normpath(str(encoder_name)))
+    if entry is not None:
+        _check_vectors(f"towers.{entry[1]}.vectors", str(folder), Path(towers[entry[1]]["vectors"]).expanduser(), dataset)
+        return
     if not (folder / SPEC).is_file():
         return
     spec = read_tower_spec(folder)
     check_tower_weights(folder, spec)
-    if dataset.get("source") != "embeddings":
-        raise ConfigError(f"config encoder.name: {folder} is a vector tower, which reads datasets of source "
-                          f"embeddings only; dataset.source is {dataset.get('source')!r}")
-    own, named = Path(dataset.get("path") or "").expanduser(), Path(spec["vectors"]).expanduser()
-    if not own.is_dir() or own.resolve() == named.resolve():
-        return  # a missing dataset folder is named by the source's own check
-    why = _difference(named, own)
-    if why is not None:
-        raise ConfigError(f"config encoder.name: the tower {folder} reads the vectors of {named}, not the "
-                          f"dataset's ({own}): {why}")
+    _check_vectors("encoder.name", str(folder), Path(spec["vectors"]).expanduser(), dataset)

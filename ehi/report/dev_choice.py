@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ehi.core.config_schema import ablation_variants
+from ehi.core.errors import ConfigError, DataError
 from ehi.train.selection import best_epoch, log_selection_key
 
 
@@ -28,10 +29,17 @@ def kept_dev_value(log: pd.DataFrame) -> tuple[str, int | None, float]:
 
 def dev_choice(logs: dict[tuple[str, str, str], pd.DataFrame]) -> pd.DataFrame:
     """``logs``: {(dataset, variant, model): training log} -> one row per log with its kept dev value
-    and ``chosen`` = the best dataset for its (variant, model) (the first on ties)."""
+    and ``chosen`` = the best dataset for its (variant, model) (the first on ties). No log, or a log
+    without a dev value (a training run without ``train.dev_eval``), is refused: nothing to choose on."""
+    if not logs:
+        raise ConfigError("dev_choice: no training to choose among: the config's datasets train no model "
+                          "(their search.systems and ablation_systems search pre-trained encoders only)")
     rows = []
     for (dataset, variant, model), log in logs.items():
         key, epoch, value = kept_dev_value(log)
+        if epoch is None:
+            raise DataError(f"dev_choice: the training log of {dataset} {variant} {model} holds no dev value "
+                            f"({key}): train it with train.dev_eval: true to choose on dev")
         rows.append({"dataset": dataset, "variant": variant, "model": model, "selection_key": key,
                      "kept_epoch": epoch, "epochs_run": int(log.epoch.max()), "dev_value": value})
     table = pd.DataFrame(rows)

@@ -29,6 +29,7 @@ from ehi.evaluate.variant_systems import parse as parse_variant_systems, with_va
 from ehi.report.seed_tables import kmr_over_seeds_wide, plot_kmr_over_seeds, seeded_main_summary
 from ehi.report.styles import variant_names
 from ehi.report.summary_checks import check_significance_values, check_summary_values, listed_systems_only
+from ehi.report.report_files import check_no_figure_dropped
 from ehi.report.train_log import train_log_table
 
 log = logging.getLogger(__name__)
@@ -207,6 +208,7 @@ def build_report(inputs: ReportInputs, settings: ReportSettings, tables_dir: str
     did: a result that cannot be read leaves the previous tables and figures as they were."""
     with atomic_dir(figures_dir) as figures, staged_files(tables_dir) as tables:
         _render(inputs, settings, tables, figures)
+        check_no_figure_dropped(figures_dir, figures)  # nor the tables beside them, rendered without those rows
 
 
 def _render(inputs: ReportInputs, s: ReportSettings, tables: Path, figures: Path) -> None:

@@ -35,6 +35,7 @@ from ehi.model.encoder import Encoder, load_encoder
 from ehi.model.tree_stats import gini
 from ehi.search.tree_index import EHIIndex
 from ehi.serve.index_checks import check_encoder_dir, read_docs, read_index_config
+from ehi.serve.search_args import check_beam, check_k, check_query_rows
 from ehi.core.errors import SearchIndexError
 from ehi.core.io import atomic_dir
 
@@ -116,9 +117,7 @@ class SearchIndex:
         """The beam to use: ``DEFAULT_BEAM`` (capped at the leaf count) when None; else 1..leaves."""
         if beam is None:
             return min(DEFAULT_BEAM, self.n_leaves)
-        if not 1 <= beam <= self.n_leaves:
-            raise SearchIndexError(f"beam must be between 1 and the number of leaves ({self.n_leaves}), got {beam}")
-        return int(beam)
+        return check_beam(beam, self.n_leaves)
 
     def query_embeddings(self, vectors: np.ndarray) -> np.ndarray:
         """Query vectors encoded elsewhere, as the index searches them: through a vector tower's
@@ -127,6 +126,7 @@ class SearchIndex:
         dim = self.index.indexer.dim
         if vectors.ndim != 2 or vectors.shape[1] != dim or not np.issubdtype(vectors.dtype, np.floating):
             raise SearchIndexError(f"query vectors must be a float (n, {dim}) array, got {vectors.dtype} {vectors.shape}")
+        check_query_rows(vectors)
         encoder = self._encoder
         tower = (Path(encoder, "tower.json").is_file() if isinstance(encoder, (str, os.PathLike))
                  else getattr(encoder, "precomputed", False))  # a text encoder is never loaded for this
@@ -139,12 +139,12 @@ class SearchIndex:
         """Encode ``texts`` (or take query vectors, :meth:`query_embeddings`) and search: rows
         (nq, k) corpus positions (-1 padded), scores, n_scored."""
         beam = self.check_beam(beam)
-        if k < 1:
-            raise SearchIndexError(f"k must be at least 1, got {k}")
+        k = check_k(k, self.index.n_docs)
         if isinstance(texts, np.ndarray):
             query_emb = self.query_embeddings(texts)
         else:
             query_emb = self.encoder.encode(list(texts), batch_size=batch_size)  # (nq, d)
+        check_query_rows(query_emb, "query embedding")  # what the encoder or the tower made of them
         return self.index.search(query_emb, beam=beam, k=k)
 
     def search(self, texts: list[str] | np.ndarray, beam: int | None = None, k: int = 10,

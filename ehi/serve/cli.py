@@ -37,6 +37,7 @@ from ehi.core.errors import SearchIndexError, exit_on_user_error
 from ehi.core.kernels import pin_kernels
 from ehi.serve.cli_parser import build_parser
 from ehi.serve.queries import checked_queries, vector_queries
+from ehi.serve.search_args import capped_k, check_query_rows
 
 if TYPE_CHECKING:
     from ehi.serve.api import SearchIndex
@@ -115,7 +116,7 @@ def _check_queries_file(args) -> None:
 def _check_args(args) -> None:
     from ehi.model.encoder import pick_device
 
-    if args.k < 1:
+    if args.k < 1:  # above the corpus size: capped once the index is open (_search)
         raise SearchIndexError(f"-k must be at least 1, got {args.k}")
     if args.batch_size < 1:
         raise SearchIndexError(f"--batch-size must be at least 1, got {args.batch_size}")
@@ -141,6 +142,9 @@ def _search(args) -> None:
     _check_args(args)
     index = load_index(args.index, device=args.device)
     index.check_beam(args.beam)  # fail before reading any input
+    args.k, note = capped_k(args.k, index.index.n_docs, "-k")
+    if note:
+        print(f"ehi search: {note}", file=sys.stderr)
     trec_run = args.format == "trec"
     if trec_run:  # a TREC line per hit: every id that could go into one, checked before the first
         trec.check_doc_ids(index.doc_ids, str(Path(args.index) / "docs.parquet"))
@@ -148,6 +152,7 @@ def _search(args) -> None:
         if args.query_vectors:
             ids, vectors = vector_queries(args.query_vectors)
             index.query_embeddings(np.asarray(vectors[:1]))  # their width, before the first line is written
+            check_query_rows(vectors, "--query-vectors")  # every row, likewise
             queries = ((query_id, np.asarray(vectors[row], dtype=np.float32)) for row, query_id in enumerate(ids))
         elif args.query:
             queries = list(enumerate(args.query, 1))
@@ -206,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.command == "compare":
                 from ehi.serve.compare import compare
 
-                return compare(args.folder, args.name, args.cores, args.seeds, ["-n"] if args.dry_run else [])
+                return compare(args.folder, args.name, args.cores, args.seeds,
+                               ["-n"] * args.dry_run + ["--unlock"] * args.unlock)
             if args.command == "export-faiss":
                 _export(args)
             elif args.command == "info":

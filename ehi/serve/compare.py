@@ -16,13 +16,13 @@ import importlib.util
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import yaml
 
 from ehi.core.errors import ConfigError
+from ehi.serve.compare_run import check_cores, finish_record, lock_advice, pending, run_owned
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "config" / "embeddings.yaml"
@@ -54,17 +54,23 @@ def check_results_are_ours(name: str, folder: Path, workdir: Path) -> None:
 
 
 def snakemake_command(folder: Path, name: str, cores: int, seeds: list[int] | None, extra: list[str],
-                      workdir: Path) -> list[str]:
-    """The pipeline call: config/embeddings.yaml, then a config of the folder's own (written under
-    resources/NAME/: the dataset, its name and path, the encoder, and the seeds when given)."""
+                      workdir: Path, path: Path | None = None) -> list[str]:
+    """The pipeline call: config/embeddings.yaml, then a config of the folder's own (written to
+    ``path``, by default the record resources/NAME/compare.yaml: the dataset, its name and path,
+    the encoder, and the seeds when given)."""
     own = {"dataset": {"name": name, "source": "embeddings", "path": str(folder)}, "encoder": {"name": str(folder)}}
     if seeds:
         own["train"] = {"seeds": [int(seed) for seed in seeds]}
-    path = workdir / "resources" / name / "compare.yaml"
+    path = path or record_path(workdir, name)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(own, sort_keys=False))
     return [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--cores", str(cores),
             "all", "--configfile", str(CONFIG), str(path), *extra]
+
+
+def record_path(workdir: Path, name: str) -> Path:
+    """The config of the last finished run on ``name``."""
+    return workdir / "resources" / name / "compare.yaml"
 
 
 def outputs(name: str) -> dict[str, str]:
@@ -83,11 +89,18 @@ def compare(folder: str | os.PathLike, name: str | None = None, cores: int = 2, 
     if not CONFIG.is_file() or importlib.util.find_spec("snakemake") is None:
         raise ConfigError("it runs the pipeline of a repository checkout with its extra: "
                           "pip install -e '.[pipeline]' in a clone of the repository")
+    check_cores(cores)
     name = dataset_name(folder, name)
     workdir = Path.cwd()
     check_results_are_ours(name, folder, workdir)
-    status = subprocess.call(snakemake_command(folder.resolve(), name, cores, seeds, list(extra), workdir))
-    if status == 0 and "-n" not in extra and "--dry-run" not in extra:
+    record = record_path(workdir, name)
+    status = run_owned(snakemake_command(folder.resolve(), name, cores, seeds, list(extra), workdir, pending(record)))
+    ran = not {"-n", "--dry-run", "--unlock"} & set(extra)
+    finish_record(record, status == 0 and ran)
+    advice = lock_advice(workdir, str(folder)) if status != 0 else None
+    if advice:
+        print(f"ehi compare: {advice}", file=sys.stderr)
+    if status == 0 and ran:
         for what, path in outputs(name).items():
             print(f"{what + ':':<12} {path}")
         queries = next(folder.glob("queries.*"), folder / "queries.npy")
@@ -109,4 +122,6 @@ def add_compare_parser(sub) -> None:
     compare.add_argument("--cores", type=int, default=2, help="cores the pipeline may use (default: 2)")
     compare.add_argument("--seeds", type=int, nargs="+", default=None, help="training seeds (default: 0 1 2)")
     compare.add_argument("-n", "--dry-run", action="store_true", help="list the jobs, run none")
+    compare.add_argument("--unlock", action="store_true",
+                         help="remove the lock a killed run left (Snakemake's --unlock), run nothing")
     compare.add_argument("-v", "--verbose", action="store_true", help="show the traceback of an error")

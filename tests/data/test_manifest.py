@@ -99,3 +99,27 @@ def test_a_manifest_that_is_no_json_object_is_named(prepared, text):
     (data / "manifest.json").write_text(text)
     with pytest.raises(DataError, match=rf"^{data / 'manifest.json'}: "):
         check_manifest(data)
+
+
+def test_a_new_published_checksum_of_a_downloaded_archive_is_named_though_no_cached_file_changed(prepared, tmp_path,
+                                                                                                  monkeypatch):
+    """The archive scifact.zip still cached as prepared, but the source now publishes another version
+    (here through EHI_SOURCE_OVERRIDES, as a mirror of a new release would be named)."""
+    _, data = prepared
+    cfg = {"name": "scifact", "source": "scifact", "cache_dir": str(tmp_path / "downloads"), "dev_fraction": 0.2,
+           "dev_seed": 0}
+    write_manifest(cfg, data, {"test": 1})
+    recorded = json.loads((data / "manifest.json").read_text())["source_checksums"]
+    assert list(recorded) == ["scifact.zip"] and recorded["scifact.zip"].startswith("md5:")
+    assert check_manifest(data)["source_checksums"] == recorded  # published as prepared: passes
+    overrides = tmp_path / "overrides.json"
+    overrides.write_text(json.dumps({"scifact": {"scifact.zip": {"md5": "0" * 32}}}))
+    monkeypatch.setenv("EHI_SOURCE_OVERRIDES", str(overrides))
+    with pytest.raises(DataError, match=f"source archive scifact.zip: published now as md5:{'0' * 32}, prepared from "
+                                        f"{recorded['scifact.zip']}"):
+        check_manifest(data)
+
+
+def test_a_local_copy_records_no_published_checksums(prepared):
+    _, data = prepared
+    assert "source_checksums" not in json.loads((data / "manifest.json").read_text())

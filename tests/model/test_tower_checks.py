@@ -90,3 +90,43 @@ def test_a_tower_that_maps_every_document_to_one_vector_is_named_in_a_warning(wo
         assert "maps its first" not in caplog.text
         load_tower(worlds["copy"])
     assert f"tower {worlds['copy']} maps its first 256 documents to one vector" in caplog.text
+
+
+@pytest.mark.parametrize("other, says", [("seed", "holds other vectors than the dataset's"), ("wide", "16-d, the dataset's 8-d")])
+def test_a_towers_entry_over_another_worlds_vectors_is_refused_before_its_tower_is_written(worlds, tmp_path,
+                                                                                           monkeypatch, other, says):
+    monkeypatch.chdir(tmp_path)  # the entry's tower is resources/towers/<name>, not written yet
+    towers = {"t": {"vectors": str(worlds[other]), "kind": "linear"}}
+    with pytest.raises(ConfigError, match=f"config towers.t.vectors: the tower resources/towers/t reads the vectors of .*{says}"):
+        check_tower("resources/towers/t", _dataset(worlds["own"]), towers)
+    check_tower("resources/towers/t", _dataset(worlds["own"]), {"t": {"vectors": str(worlds["copy"])}})
+    assert not (tmp_path / "resources").exists()
+
+
+def test_a_towers_entry_is_checked_by_its_entry_not_by_a_tower_json_it_will_rewrite(worlds, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write_tower_spec("resources/towers/t", worlds["seed"], kind="linear")  # written for the entry's old vectors
+    check_tower("resources/towers/t", _dataset(worlds["own"]), {"t": {"vectors": str(worlds["own"])}})
+
+
+@pytest.mark.parametrize("tensors, says", [
+    ({"tower.weight": np.full((8, 8), np.nan, np.float32), "tower.bias": np.zeros(8, np.float32)}, "tower.weight holds NaN"),
+    ({"tower.weight": np.eye(8, dtype=np.float32), "tower.bias": np.full(8, np.inf, np.float32)}, "tower.bias holds NaN or infinite"),
+    ({"tower.weight": np.eye(4, dtype=np.float32), "tower.bias": np.zeros(4, np.float32)},
+     r"over 8-d vectors: tower.bias \(4,\) \(expected \(8,\)\), tower.weight \(4, 4\)"),
+    ({"tower.weight": np.eye(8, dtype=np.float32)}, r"tower.bias None \(expected \(8,\)\)"),
+])
+def test_tower_weights_not_finite_or_of_another_shape_are_refused_at_the_check_and_at_load(worlds, tmp_path, tensors, says):
+    from safetensors.numpy import save_file
+
+    tower = write_tower_spec(tmp_path / "t", worlds["own"], kind="linear")
+    save_file(tensors, str(tower / "model.safetensors"))
+    for check in (lambda: check_tower(str(tower), _dataset(worlds["own"])), lambda: load_tower(tower)):
+        with pytest.raises(ConfigError, match=says):
+            check()
+
+
+def test_saved_linear_and_mlp_towers_pass_their_weight_checks(worlds, tmp_path):
+    for kind, shared in (("linear", True), ("mlp", False)):
+        load_tower(write_tower_spec(tmp_path / kind, worlds["own"], kind=kind, shared=shared)).save(tmp_path / f"{kind}_saved")
+        check_tower(str(tmp_path / f"{kind}_saved"), _dataset(worlds["own"]))

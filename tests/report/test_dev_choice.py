@@ -43,3 +43,18 @@ def test_the_trainings_read_are_main_s_models_and_each_ablation_row_s():
         "results/grid_a/lr_encoder~0.001/floor~kmeans/train_log/ehi.parquet"
     de_only = {**cfg, "search": {"systems": ["de+faiss-ivf"]}, "ablation_systems": ["ehi+tree", "ehi+exact"]}
     assert ("grid_a", "main", "ehi") not in training_logs("grid_a", de_only, ["lr_encoder", "height", "floor"])
+
+
+def test_no_training_or_a_training_without_dev_figures_is_refused_not_a_table_of_nothing_chosen():
+    import numpy as np
+    import pytest
+
+    from ehi.core.errors import ConfigError, DataError
+
+    with pytest.raises(ConfigError, match="dev_choice: no training to choose among"):
+        dev_choice({})
+    no_dev = pd.DataFrame({"epoch": [0, 1], "loss": [1.0, 0.5]})
+    with pytest.raises(DataError, match=r"the training log of b main de holds no dev value \(dev_ndcg@10\)"):
+        dev_choice({("a", "main", "de"): log([0.5]), ("b", "main", "de"): no_dev})
+    with pytest.raises(DataError, match="holds no dev value"):
+        dev_choice({("a", "main", "de"): log([np.nan, np.nan])})

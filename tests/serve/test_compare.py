@@ -50,3 +50,62 @@ def test_the_dry_run_plans_the_comparison(world, tmp_path, monkeypatch, capfd):
     for job in ("train_ehi", "dev_leaf_count", "search_index", "claims", "tables"):
         assert f"\n{job} " in out, out[-3000:]
     assert "de+" not in out and "resources/my_vectors/main/ehi/search_index" in out
+
+
+@pytest.mark.parametrize("cores", ["0", "-2"])
+def test_cores_below_one_are_refused_in_one_line(world, tmp_path, monkeypatch, cores):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", str(world), "--cores", cores])
+    assert str(exc.value.code) == f"ehi compare: error: --cores must be a whole number of at least 1, got {cores}"
+    assert not (tmp_path / "resources").exists()
+
+
+def test_a_run_that_does_not_finish_leaves_the_record_of_the_last_finished_one(world, tmp_path, monkeypatch):
+    from ehi.serve import compare as compare_module
+
+    monkeypatch.chdir(tmp_path)
+    record = tmp_path / "resources" / "my_vectors" / "compare.yaml"
+    record.parent.mkdir(parents=True)
+    record.write_text("the last finished run\n")
+    for status, extra in ((1, []), (0, ["-n"]), (0, ["--unlock"])):  # failed, planned, unlocked: none finished
+        monkeypatch.setattr(compare_module, "run_owned", lambda command, status=status: status)
+        assert compare_module.compare(world, seeds=[3], extra=extra) == status
+        assert record.read_text() == "the last finished run\n"
+        assert sorted(p.name for p in record.parent.iterdir()) == ["compare.yaml"]
+    monkeypatch.setattr(compare_module, "run_owned", lambda command: 0)
+    assert compare_module.compare(world, seeds=[3]) == 0
+    assert yaml.safe_load(record.read_text())["train"] == {"seeds": [3]}
+
+
+def test_a_signal_to_the_wrapper_reaches_the_pipeline_it_runs(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    child = ("import signal, sys, time\n"
+             f"signal.signal(signal.SIGTERM, lambda *a: (open({str(tmp_path / 'got')!r}, 'w').write('TERM'), sys.exit(7)))\n"
+             f"open({str(tmp_path / 'ready')!r}, 'w').close(); time.sleep(60)")
+    wrapper = subprocess.Popen([sys.executable, "-c", "import sys; from ehi.serve.compare_run import run_owned; "
+                                f"sys.exit(run_owned([sys.executable, '-c', {child!r}]))"])
+    for _ in range(200):
+        if (tmp_path / "ready").exists():
+            break
+        time.sleep(0.1)
+    wrapper.send_signal(signal.SIGTERM)
+    assert wrapper.wait(timeout=30) == 7
+    assert (tmp_path / "got").read_text() == "TERM"
+
+
+def test_a_lock_left_by_a_killed_run_gets_advice_the_command_accepts(world, tmp_path, monkeypatch, capsys):
+    from ehi.serve import compare as compare_module
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".snakemake" / "locks").mkdir(parents=True)
+    (tmp_path / ".snakemake" / "locks" / "0.input.lock").write_text("x")
+    seen = []
+    monkeypatch.setattr(compare_module, "run_owned", lambda command: seen.append(command) or 1)
+    assert compare_module.compare(world) == 1
+    assert f"`ehi compare {world} --unlock`" in capsys.readouterr().err
+    assert main(["compare", str(world), "--unlock"]) == 1 and seen[-1][-1] == "--unlock"

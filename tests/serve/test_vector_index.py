@@ -99,3 +99,50 @@ def test_a_text_encoder_index_searches_its_own_query_vectors_as_its_texts(tmp_pa
     queries = ["castles and rivers", "an engine"]
     by_text = served.search(queries, beam=4, k=5)
     assert served.search(encoder.encode(queries), beam=4, k=5) == by_text
+
+
+@pytest.mark.parametrize("row, says", [
+    (np.nan, "query vector row 1 holds NaN or infinite values"), (0.0, "query vector row 1 is all zeros"),
+    (3e38, "query vector row 1 has norm 1.2e\\+39, above 1.84e\\+19: its scores would overflow float32"),
+])
+def test_a_query_row_that_cannot_be_ranked_is_refused_naming_the_row(vector_index, row, says):
+    queries = np.load(vector_index["queries"])[:3].copy()
+    queries[1] = row
+    with pytest.raises(SearchIndexError, match=says):
+        load_index(vector_index["dir"], device="cpu").search(queries, beam=2, k=5)
+
+
+@pytest.mark.parametrize("beam, says", [(2.5, "beam must be an integer, got 2.5"), (True, "beam must be an integer, got True"),
+                                        ("2", "beam must be an integer, got '2'"), (0, "beam must be between 1 and")])
+def test_a_beam_that_is_no_integer_leaf_count_is_refused(vector_index, beam, says):
+    queries = np.load(vector_index["queries"])[:2]
+    with pytest.raises(SearchIndexError, match=says):
+        load_index(vector_index["dir"], device="cpu").search(queries, beam=beam, k=5)
+
+
+def test_k_above_the_corpus_is_capped_with_a_note_from_python_and_the_cli(vector_index, tmp_path, capsys):
+    served = load_index(vector_index["dir"], device="cpu")
+    queries = np.load(vector_index["queries"])[:2]
+    with pytest.warns(UserWarning, match="k 1000000000 is above the 200 documents of the index: capped at 200"):
+        rows, _, _ = served.search_arrays(queries, beam=served.n_leaves, k=10**9)
+    assert rows.shape == (2, 200)
+    with pytest.raises(SearchIndexError, match="k must be an integer, got 2.0"):
+        served.search(queries, k=2.0)
+    np.save(tmp_path / "q.npy", queries)
+    assert main(["search", "--index", str(vector_index["dir"]), "--query-vectors", str(tmp_path / "q.npy"),
+                 "-k", "1000000000", "--beam", str(served.n_leaves)]) == 0
+    said = capsys.readouterr()
+    assert "ehi search: -k 1000000000 is above the 200 documents of the index: capped at 200" in said.err
+    assert len(said.out.splitlines()) == 1 + 2 * 200
+
+
+@pytest.mark.parametrize("row, says", [(0.0, "q.npy: row 2 is all zeros"),
+                                       (3e38, "--query-vectors row 2 has norm 1.2e+39, above 1.84e+19")])
+def test_the_cli_refuses_a_query_vector_it_cannot_rank_before_the_first_line(vector_index, tmp_path, capsys, row, says):
+    queries = np.load(vector_index["queries"])[:3].copy()
+    queries[2] = row
+    np.save(tmp_path / "q.npy", queries)
+    with pytest.raises(SystemExit) as exc:
+        main(["search", "--index", str(vector_index["dir"]), "--query-vectors", str(tmp_path / "q.npy")])
+    assert str(exc.value.code).startswith("ehi search: error: ") and says in str(exc.value.code)
+    assert capsys.readouterr().out == ""

@@ -28,11 +28,12 @@ if GAIN_DATASETS:
             significance=[gain_input(n, "significance.parquet") for n in GAIN_DATASETS],
             leaf_counts=gain_leaf_counts(),
         output:
-            md=f"{GAIN_TABLE}.md",
-            tex=f"{GAIN_TABLE}.tex",
-            csv=f"{GAIN_TABLE}.csv",
-            systems=multiext(f"{GAIN_TABLE}_systems", ".md", ".tex", ".csv"),
-            figure=f"{GAIN_FIGURE}.png",
+            # committed: update() outputs, kept through a failed job (ehi/core/unfinished.py)
+            md=update(f"{GAIN_TABLE}.md"),
+            tex=update(f"{GAIN_TABLE}.tex"),
+            csv=update(f"{GAIN_TABLE}.csv"),
+            systems=[update(f"{GAIN_TABLE}_systems{ext}") for ext in (".md", ".tex", ".csv")],
+            figure=update(f"{GAIN_FIGURE}.png"),
         params:
             datasets={n: {"branching": cfg.get("train", {}).get("branching"), "main_seed": cfg.get("train", {}).get("seed", 0),
                           "variant_systems": cfg.get("evaluation", {}).get("variant_systems") or {}}
@@ -51,10 +52,10 @@ if GAIN_DATASETS:
         input:
             rules.gain_table.output.csv,
         output:
-            md=f"{GAIN_TABLE}_by_n.md",
-            tex=f"{GAIN_TABLE}_by_n.tex",
-            csv=f"{GAIN_TABLE}_by_n.csv",
-            figure=f"{GAIN_FIGURE}_by_n.png",
+            md=update(f"{GAIN_TABLE}_by_n.md"),
+            tex=update(f"{GAIN_TABLE}_by_n.tex"),
+            csv=update(f"{GAIN_TABLE}_by_n.csv"),
+            figure=update(f"{GAIN_FIGURE}_by_n.png"),
         params:
             systems=GAIN_SYSTEMS,
             version=1,

@@ -6,7 +6,10 @@
 import re
 
 from ehi.core.errors import exit_on_user_error
-from ehi.data.produced import name_pattern, PRODUCED_FILES, PRODUCED_ROOTS, check_worlds, collection_of, tower_vectors, world_knobs
+from ehi.core.fingerprint import encoder_identity
+from ehi.core.unfinished import outdate_unfinished
+from ehi.data.collection_build import outdate_changed_builds
+from ehi.data.produced import DEFAULT_ENCODER, name_pattern, PRODUCED_FILES, PRODUCED_ROOTS, check_encodings, check_worlds, collection_of, tower_vectors, world_knobs
 
 COLLECTIONS = config.get("collections") or {}
 ENCODINGS = config.get("encodings") or {}
@@ -14,15 +17,24 @@ WORLDS = config.get("worlds") or {}
 TOWERS = config.get("towers") or {}
 with exit_on_user_error("snakemake"):
     check_worlds(WORLDS)
+    check_encodings(ENCODINGS)
 
-
+# Every output below is an update() one: Snakemake would otherwise delete the previous folder before
+# the job, and a failing rebuild (a build script that fails, an encoder that cannot load) would cost
+# a good collection or a 35-minute encoding. Each job writes aside and moves its result in whole
+# (ehi.core.io.replace_dir); a failed job's marker has the next run do it again, and a job whose
+# output already holds what it would write keeps it (ehi/core/unfinished.py)
+for _producer in PRODUCED_ROOTS:
+    outdate_unfinished(f"logs/{_producer}")
+# a build script edited in place: its collection is dated back, so Snakemake rebuilds it
+outdate_changed_builds(COLLECTIONS, PRODUCED_ROOTS["collections"])
 
 
 if COLLECTIONS:
 
     rule build_collection:
         output:
-            directory(f"{PRODUCED_ROOTS['collections']}/{{collection}}"),
+            update(directory(f"{PRODUCED_ROOTS['collections']}/{{collection}}")),
         params:
             script=lambda w: COLLECTIONS[w.collection]["script"],
             args=lambda w: COLLECTIONS[w.collection].get("args", []),
@@ -42,10 +54,11 @@ if ENCODINGS:
         input:
             collection=lambda w: collection_of(config, w.encoding),
         output:
-            directory(f"{PRODUCED_ROOTS['encodings']}/{{encoding}}"),
+            update(directory(f"{PRODUCED_ROOTS['encodings']}/{{encoding}}")),
         params:
             source=lambda w: ENCODINGS[w.encoding].get("source", "beir"),
-            encoder=lambda w: ENCODINGS[w.encoding].get("encoder", "all-MiniLM-L6-v2"),
+            # a local folder's files enter as a digest (a hub id or an alias is its name, as before)
+            encoder=lambda w: encoder_identity(ENCODINGS[w.encoding].get("encoder", DEFAULT_ENCODER)),
             max_length=lambda w: ENCODINGS[w.encoding].get("max_length", 256),
             batch_size=lambda w: ENCODINGS[w.encoding].get("batch_size", 128),
         wildcard_constraints:
@@ -63,7 +76,7 @@ if WORLDS:
 
     rule vector_world:
         output:
-            directory(f"{PRODUCED_ROOTS['worlds']}/{{world}}"),
+            update(directory(f"{PRODUCED_ROOTS['worlds']}/{{world}}")),
         params:
             # every knob, defaults filled: a changed default is a changed world
             knobs=lambda w: world_knobs(WORLDS[w.world]),
@@ -83,7 +96,7 @@ if TOWERS:
         input:
             vectors=lambda w: tower_vectors(config, w.tower),
         output:
-            f"{PRODUCED_ROOTS['towers']}/{{tower}}/{PRODUCED_FILES['towers']}",
+            update(f"{PRODUCED_ROOTS['towers']}/{{tower}}/{PRODUCED_FILES['towers']}"),
         params:
             kind=lambda w: TOWERS[w.tower].get("kind", "linear"),
             shared=lambda w: TOWERS[w.tower].get("shared", True),

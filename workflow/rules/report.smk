@@ -1,6 +1,14 @@
 # Stage 6: tables and figures. These rules read only the small Parquet files under results/, so
 # `snakemake --cores 1 tables` renders everything on a fresh clone without training anything.
 
+from ehi.report.report_files import check_table_names
+
+# a name whose tables are another committed dataset's (synthetic_ablation_significance is synthetic's
+# ablation significance table) is refused before any job: they would be overwritten
+with exit_on_user_error("snakemake"):
+    check_table_names(DS)
+
+
 localrules:
     tables,
     claims,

@@ -26,10 +26,11 @@ if TRAINED_BENCH.get("dataset"):
             data=f"resources/{_TB_DS}/data/manifest.json",
             leaf_count=[f"results/{_TB_DS}/dev_leaf_count.json"] if _TB_GRID else [],
         output:
-            md=f"results/benchmarks/trained_{_TB_DS}/trained.md",
-            curves=f"results/benchmarks/trained_{_TB_DS}/trained_curves.parquet",
-            matched=f"results/benchmarks/trained_{_TB_DS}/trained_matched.parquet",
-            figure=f"results/benchmarks/trained_{_TB_DS}/trained_pareto.png",
+            # committed: update() outputs, kept through a failed job (ehi/core/unfinished.py)
+            md=update(f"results/benchmarks/trained_{_TB_DS}/trained.md"),
+            curves=update(f"results/benchmarks/trained_{_TB_DS}/trained_curves.parquet"),
+            matched=update(f"results/benchmarks/trained_{_TB_DS}/trained_matched.parquet"),
+            figure=update(f"results/benchmarks/trained_{_TB_DS}/trained_pareto.png"),
         params:
             dataset=_TB_DS,
             trees=TRAINED_BENCH["trees"],

@@ -4,9 +4,11 @@ from pathlib import Path
 
 from ehi.core.rule_script import setup  # first: it pins the CPU kernels before torch loads
 
+from ehi.core.unfinished import hold
 from ehi.report.gain import GainDataset, GainSystems, build_gain, leaf_count
 
 log = setup(snakemake)
+attempt = hold(snakemake)  # its update() outputs: removed once they are written (ehi/core/unfinished.py)
 datasets = []
 for facts, (name, spec) in zip(snakemake.input.facts, snakemake.params.datasets.items()):
     results = Path(facts).parent
@@ -15,3 +17,4 @@ for facts, (name, spec) in zip(snakemake.input.facts, snakemake.params.datasets.
                                 int(spec["main_seed"])))
 build_gain(datasets, Path(snakemake.output.md).with_suffix(""), Path(snakemake.output.figure),
            GainSystems.from_config(snakemake.params.systems))
+attempt.unlink()

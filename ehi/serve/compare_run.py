@@ -1,0 +1,64 @@
+"""How ``ehi compare`` runs its pipeline: checked, owned to the end, and recorded only when done.
+
+The command starts Snakemake as a child process. It refuses a core count Snakemake would wait on
+forever (``--cores 0``), passes SIGTERM, SIGINT and SIGHUP on to the child (a wrapper that ends
+alone leaves Snakemake writing), offers ``--unlock`` where a killed run left its lock (Snakemake's
+own advice names that flag), and writes its record, ``resources/NAME/compare.yaml`` (the config of
+the run), only once a run has finished: a refused or stopped call leaves the previous one.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+from ehi.core.errors import ConfigError
+
+FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+def check_cores(cores) -> int:
+    if isinstance(cores, bool) or not isinstance(cores, int) or cores < 1:
+        raise ConfigError(f"--cores must be a whole number of at least 1, got {cores!r}")
+    return cores
+
+
+def pending(record: Path) -> Path:
+    """Where a run's config waits until the run finishes (then it becomes ``record``)."""
+    return record.with_name(f"{record.stem}.pending{record.suffix}")
+
+
+def finish_record(record: Path, finished: bool) -> None:
+    """Move the pending config onto ``record`` where the run finished; drop it otherwise."""
+    if finished:
+        os.replace(pending(record), record)
+    else:
+        pending(record).unlink(missing_ok=True)
+
+
+def run_owned(command: list[str]) -> int:
+    """Run ``command``, forwarding :data:`FORWARDED` signals to it, until it exits; its exit status
+    (128 + the signal's number where a signal ended it, as a shell reports it)."""
+    child = subprocess.Popen(command)
+
+    def forward(signum, _frame):
+        child.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in FORWARDED}
+    try:
+        status = child.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 128 - status if status < 0 else status
+
+
+def lock_advice(workdir: Path, argv_hint: str) -> str | None:
+    """What to run where a killed run left Snakemake's lock in ``workdir`` (None where none is left)."""
+    locks = workdir / ".snakemake" / "locks"
+    if locks.is_dir() and any(locks.iterdir()):
+        return (f"a run stopped before it finished left its lock in {locks}: once no other run is going, "
+                f"`ehi compare {argv_hint} --unlock`, then run it again")
+    return None

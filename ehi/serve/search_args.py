@@ -1,0 +1,67 @@
+"""What a search is asked, checked before anything is ranked: the beam, k and the query rows.
+
+A NaN query row would rank nothing, an all-zero one (or one so large its scores overflow float32)
+gives every document the same score and so an arbitrary order, a beam of 2.5 would be truncated
+without a word, and a k of 10^9 on 200 documents would allocate gigabytes of padding. Each is
+refused (k capped) in one line naming the argument, for :class:`ehi.serve.api.SearchIndex` and
+``ehi search`` alike.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+
+from ehi.core.errors import SearchIndexError
+
+# a row of norm at most sqrt(float32 max) scores documents of such norms without overflow
+MAX_QUERY_NORM = float(np.sqrt(np.finfo(np.float32).max))
+
+
+def _integer(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise SearchIndexError(f"{name} must be an integer, got {value!r}")
+    return int(value)
+
+
+def check_beam(beam, n_leaves: int) -> int:
+    """``beam`` as an int between 1 and the leaf count."""
+    beam = _integer(beam, "beam")
+    if not 1 <= beam <= n_leaves:
+        raise SearchIndexError(f"beam must be between 1 and the number of leaves ({n_leaves}), got {beam}")
+    return beam
+
+
+def capped_k(k, n_docs: int, name: str = "k") -> tuple[int, str | None]:
+    """(``k`` capped at the corpus size, the note saying so or None); ``k`` an integer of at least 1."""
+    k = _integer(k, name)
+    if k < 1:
+        raise SearchIndexError(f"{name} must be at least 1, got {k}")
+    if k > n_docs:
+        return n_docs, f"{name} {k} is above the {n_docs} documents of the index: capped at {n_docs}"
+    return k, None
+
+
+def check_k(k, n_docs: int) -> int:
+    """``k`` capped at the corpus size, with a warning where it was above it."""
+    k, note = capped_k(k, n_docs)
+    if note:
+        warnings.warn(note, UserWarning, stacklevel=3)
+    return k
+
+
+CHECK_ROWS = 65_536  # rows checked at a time: a memory-mapped 10^6-row file in bounded memory
+
+
+def check_query_rows(rows: np.ndarray, what: str = "query vector") -> None:
+    """Refuse a row with a NaN or infinite value, of norm 0, or of a norm whose scores overflow float32."""
+    for start in range(0, len(rows), CHECK_ROWS):
+        norms = np.linalg.norm(np.asarray(rows[start:start + CHECK_ROWS], dtype=np.float64), axis=1)
+        bad = np.flatnonzero(~np.isfinite(norms) | (norms == 0) | (norms > MAX_QUERY_NORM))
+        if bad.size:
+            norm = norms[bad[0]]
+            why = ("holds NaN or infinite values" if not np.isfinite(norm) else "is all zeros" if norm == 0
+                   else f"has norm {norm:.3g}, above {MAX_QUERY_NORM:.3g}: its scores would overflow float32")
+            raise SearchIndexError(f"{what} row {start + int(bad[0])} {why}: nothing to rank by")
