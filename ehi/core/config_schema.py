@@ -11,6 +11,7 @@ Nothing here imports Snakemake: the Snakefile passes its ``validate`` in.
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 from pathlib import Path
 from typing import Callable
@@ -80,10 +81,20 @@ def validate_config(config: dict, schema_path: str | os.PathLike, validate: Call
     validate(config, str(schema_path))
 
 
+@functools.lru_cache(maxsize=4)
+def _train_properties(schema_path: str | os.PathLike) -> dict:
+    return yaml.safe_load(Path(schema_path).read_text())["properties"]["train"]["properties"]
+
+
 def variant_key_order(schema_path: str | os.PathLike) -> list[str]:
     """The train keys in the schema's order: the order in which a variant path names an ablation
     row's keys (:func:`variant_columns`)."""
-    return list(yaml.safe_load(Path(schema_path).read_text())["properties"]["train"]["properties"])
+    return list(_train_properties(schema_path))
+
+
+def train_defaults(schema_path: str | os.PathLike) -> dict:
+    """{train key: its schema default}: what a config that leaves a key out trains with."""
+    return {key: spec.get("default") for key, spec in _train_properties(schema_path).items()}
 
 
 def variant_columns(columns, key_order: list[str]) -> list[str]:

@@ -1,16 +1,22 @@
 """Systems of an ablation variant reported beside the main setting's, under a name of their own.
 
-The stabiliser (EHI's tree started from k-means) is trained as the ablation variant
-``indexer_init~kmeans``; the question it answers (is the stabilised tree above IVF?) is a main-table
-question, so its searches have to stand in the KMR table and in the significance tests next to
-``ehi+tree`` and the baselines, not only in the ablation table. ``evaluation.variant_systems`` maps
-a new system name to ``<variant>/<system>``::
+The stabiliser (EHI's tree started from k-means) is trained as the ablation row ``stabiliser``
+(variant ``indexer_init~kmeans``); the question it answers (is the stabilised tree above IVF?) is a
+main-table question, so its searches have to stand in the KMR table and in the significance tests
+next to ``ehi+tree`` and the baselines, not only in the ablation table. ``evaluation.variant_systems``
+maps a new system name to ``<ablation row>/<system>``::
 
+    ablations:
+      stabiliser: [{indexer_init: kmeans}]
+      from_de: [{encoder_init: de}, {encoder_init: de, indexer_init: ivf}]
     evaluation:
-      variant_systems: {ehi-warm+tree: indexer_init~kmeans/ehi+tree}
+      variant_systems: {ehi-warm+tree: stabiliser/ehi+tree, ehi-de-ivf+tree: from_de[1]/ehi+tree}
 
-The variant's cached per-query and summary rows are relabelled (``variant`` main, ``system`` the new
-name); nothing is searched or trained twice.
+A row is named by its table where the table has one row (``stabiliser``), else by the table and the
+row's 0-based index (``from_de[1]``): the row's settings, hence its variant path, stay written once,
+in ``ablations``. The names are resolved to variant paths here, once; everything downstream (rule
+params, the report) reads ``<variant path>/<system>``. The variant's cached per-query and summary
+rows are relabelled (``variant`` main, ``system`` the new name); nothing is searched or trained twice.
 """
 
 from __future__ import annotations
@@ -33,35 +39,73 @@ class VariantSystem:
         """Path of its per-query metrics under a dataset's results directory."""
         return f"{self.variant}/per_query/{self.system}.parquet"
 
+    @property
+    def path(self) -> str:
+        """``<variant path>/<system>``: what :func:`parse` reads back."""
+        return f"{self.variant}/{self.system}"
+
 
 def parse(mapping: dict[str, str] | None) -> list[VariantSystem]:
     """``{name: "<variant>/<system>"}`` (as resolved and passed to a rule) -> VariantSystems."""
     return [VariantSystem(name, *target.rsplit("/", 1)) for name, target in (mapping or {}).items()]
 
 
-def resolve(mapping: dict[str, str] | None, variants, systems_of, main_systems) -> list[VariantSystem]:
-    """The configured variant systems, checked against the variants the config defines.
+def row_names(ablations: dict[str, list[str]]) -> dict[str, str]:
+    """{row name: variant path} of every ablation row (``ablations``: {table: [variant path]}): a
+    table of one row is named by the table (``floor``), a row of a longer table by the table and the
+    row's 0-based index (``from_de[1]``)."""
+    return {(table if len(paths) == 1 else f"{table}[{i}]"): path
+            for table, paths in ablations.items() for i, path in enumerate(paths)}
 
-    ``systems_of(variant)`` lists the systems a variant searches; a name that collides with a main
-    system, an unknown variant or a system the variant does not search is a ConfigError naming the key.
-    """
+
+def named_rows(mapping: dict[str, str] | None, ablations: dict[str, list[str]]) -> list[VariantSystem]:
+    """``{name: "<ablation row>/<system>"}`` -> VariantSystems of the rows' variant paths; a target
+    that is not of that form, or names no row of ``ablations``, is a ConfigError naming the key."""
+    rows = row_names(ablations)
     out = []
     for name, target in (mapping or {}).items():
         where = f"config evaluation.variant_systems.{name}"
-        variant, sep, system = target.rpartition("/")
-        if not sep or not variant:
-            raise ConfigError(f"{where}: {target!r} is not <variant>/<system>, e.g. indexer_init~kmeans/ehi+tree")
-        if name in main_systems:
-            raise ConfigError(f"{where}: {name!r} is already a system of the main setting (search.systems)")
-        if variant == "main" or variant not in variants:
-            known = [v for v in variants if v != "main"]
-            raise ConfigError(f"{where}: variant {variant!r} is not an ablation variant of this config; "
-                              f"known: {', '.join(known) or 'none (no ablations configured)'}")
-        if system not in systems_of(variant):
-            raise ConfigError(f"{where}: variant {variant!r} does not search {system!r}; "
-                              f"it searches {', '.join(systems_of(variant))} (ablation_systems)")
-        out.append(VariantSystem(name, variant, system))
+        row, sep, system = target.rpartition("/")
+        if not sep or not row:
+            raise ConfigError(f"{where}: {target!r} is not <ablation row>/<system>, e.g. floor/ehi+tree")
+        if row not in rows:
+            raise ConfigError(f"{where}: {row!r} names no ablation row (a table of one row by its name, else "
+                              f"<table>[i]); known: {', '.join(rows) or 'none (no ablations configured)'}")
+        out.append(VariantSystem(name, rows[row], system))
     return out
+
+
+def resolve(mapping: dict[str, str] | None, ablations: dict[str, list[str]], systems_of,
+            main_systems) -> list[VariantSystem]:
+    """The configured variant systems (:func:`named_rows`), checked against the config's systems.
+
+    ``systems_of(variant)`` lists the systems a variant searches; a name that collides with a main
+    system or a system the row does not search is a ConfigError naming the key.
+    """
+    specs = named_rows(mapping, ablations)
+    for spec, target in zip(specs, (mapping or {}).values()):
+        where = f"config evaluation.variant_systems.{spec.name}"
+        if spec.name in main_systems:
+            raise ConfigError(f"{where}: {spec.name!r} is already a system of the main setting (search.systems)")
+        if spec.system not in systems_of(spec.variant):
+            raise ConfigError(f"{where}: {target.rpartition('/')[0]} ({spec.variant}) does not search {spec.system!r}; "
+                              f"it searches {', '.join(systems_of(spec.variant))} (ablation_systems)")
+    return specs
+
+
+def config_variant_paths(config: dict, schema_path) -> dict[str, str]:
+    """A dataset's ``evaluation.variant_systems`` as ``{name: "<variant path>/<system>"}``, read from
+    its config as written (or as ``datasets:`` lays it out): what the cross-dataset reports read of
+    a dataset whose own checks ran in its own instance. The rows' paths are the Snakefile's: the
+    schema's defaults and the grid's first values fill a key some rows leave out."""
+    from ehi.core.config_schema import ablation_variants, train_defaults, variant_key_order
+    from ehi.train.grid import take_grid
+
+    train = {**train_defaults(schema_path), **(config.get("train") or {})}
+    take_grid(train)
+    ablations = ablation_variants(config.get("ablations") or {}, train, variant_key_order(schema_path))
+    specs = named_rows((config.get("evaluation") or {}).get("variant_systems"), ablations)
+    return {spec.name: spec.path for spec in specs}
 
 
 def relabel(frame: pd.DataFrame, spec: VariantSystem) -> pd.DataFrame:

@@ -1,14 +1,20 @@
 """An ablation variant's system reported beside the main ones (evaluation.variant_systems)."""
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from ehi.core.errors import ConfigError
 from ehi.evaluate.stats import significance_report
-from ehi.evaluate.variant_systems import VariantSystem, relabel, resolve, significance_role, with_variant_systems
+from ehi.evaluate.variant_systems import (VariantSystem, config_variant_paths, parse, relabel, resolve, row_names,
+                                          significance_role, with_variant_systems)
 
-VARIANTS = ["main", "indexer_init~kmeans"]
+SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+
+# {ablation table: [its rows' variant paths]}, as ehi.core.config_schema.ablation_variants names them
+ABLATIONS = {"stabiliser": ["indexer_init~kmeans"], "from_de": ["encoder_init~de", "encoder_init~de/indexer_init~ivf"]}
 MAIN = ["de+exact", "de+faiss-ivf", "ehi+tree", "ehi+exact"]
 
 
@@ -16,27 +22,61 @@ def _systems_of(variant):
     return MAIN if variant == "main" else ["ehi+tree", "ehi+exact"]
 
 
-def test_resolve_reads_variant_and_system():
-    specs = resolve({"ehi-warm+tree": "indexer_init~kmeans/ehi+tree"}, VARIANTS, _systems_of, MAIN)
+def test_resolve_reads_the_row_and_the_system():
+    specs = resolve({"ehi-warm+tree": "stabiliser/ehi+tree"}, ABLATIONS, _systems_of, MAIN)
     assert specs == [VariantSystem("ehi-warm+tree", "indexer_init~kmeans", "ehi+tree")]
     assert specs[0].per_query == "indexer_init~kmeans/per_query/ehi+tree.parquet"
+    assert parse({s.name: s.path for s in specs}) == specs  # what the rules pass on reads back the same
     assert significance_role(specs[0]) == "tree"
     assert significance_role(VariantSystem("w+exact", "v", "ehi+exact")) == "exact"
     assert significance_role(VariantSystem("w+faiss-ivf", "v", "ehi+faiss-ivf")) == "baseline"
-    assert resolve(None, VARIANTS, _systems_of, MAIN) == []
+    assert resolve(None, ABLATIONS, _systems_of, MAIN) == []
+
+
+def test_a_row_of_a_longer_table_is_named_by_its_index():
+    assert row_names(ABLATIONS) == {"stabiliser": "indexer_init~kmeans", "from_de[0]": "encoder_init~de",
+                                    "from_de[1]": "encoder_init~de/indexer_init~ivf"}
+    specs = resolve({"ehi-de-ivf+tree": "from_de[1]/ehi+tree"}, ABLATIONS, _systems_of, MAIN)
+    assert specs == [VariantSystem("ehi-de-ivf+tree", "encoder_init~de/indexer_init~ivf", "ehi+tree")]
 
 
 @pytest.mark.parametrize("mapping, says", [
-    ({"ehi-warm+tree": "ehi+tree"}, "is not <variant>/<system>"),
-    ({"ehi+tree": "indexer_init~kmeans/ehi+tree"}, "already a system of the main setting"),
-    ({"ehi-warm+tree": "height~2/ehi+tree"}, "variant 'height~2' is not an ablation variant"),
-    ({"ehi-warm+tree": "main/ehi+tree"}, "variant 'main' is not an ablation variant"),
-    ({"ehi-warm+tree": "indexer_init~kmeans/ehi+scann"}, "does not search 'ehi+scann'"),
+    ({"ehi-warm+tree": "ehi+tree"}, "is not <ablation row>/<system>"),
+    ({"ehi+tree": "stabiliser/ehi+tree"}, "already a system of the main setting"),
+    ({"ehi-warm+tree": "shape/ehi+tree"},
+     "'shape' names no ablation row (a table of one row by its name, else <table>[i]); "
+     "known: stabiliser, from_de[0], from_de[1]"),
+    # a row's path, not its name: the settings are written once, in ablations
+    ({"ehi-warm+tree": "indexer_init~kmeans/ehi+tree"}, "'indexer_init~kmeans' names no ablation row"),
+    ({"ehi-warm+tree": "from_de/ehi+tree"}, "'from_de' names no ablation row"),
+    ({"ehi-warm+tree": "from_de[2]/ehi+tree"}, "'from_de[2]' names no ablation row"),
+    ({"ehi-warm+tree": "main/ehi+tree"}, "'main' names no ablation row"),
+    ({"ehi-warm+tree": "stabiliser/ehi+scann"}, "stabiliser (indexer_init~kmeans) does not search 'ehi+scann'"),
 ])
 def test_resolve_refuses_what_the_config_does_not_define(mapping, says):
     with pytest.raises(ConfigError, match="evaluation.variant_systems.ehi") as err:
-        resolve(mapping, VARIANTS, _systems_of, MAIN)
+        resolve(mapping, ABLATIONS, _systems_of, MAIN)
     assert says in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_no_ablations_are_named_as_none():
+    with pytest.raises(ConfigError, match="known: none"):
+        resolve({"ehi-warm+tree": "stabiliser/ehi+tree"}, {}, _systems_of, MAIN)
+
+
+def test_a_config_as_written_resolves_its_rows_as_the_snakefile_does():
+    """A row leaving out a key another row sets takes the train value (the schema default, or a
+    grid's first value), so the paths are the training rules' own."""
+    config = {"train": {"lr_encoder": {"choose": [1.0e-4, 1.0e-3]}},
+              "ablations": {"floor": [{"indexer_init": "ivf", "floor": "kmeans"}],
+                            "rates": [{"lr_encoder": 1.0e-3}, {"floor": "kmeans"}]},
+              "evaluation": {"variant_systems": {"ehi-floor+tree": "floor/ehi+tree", "ehi-r+exact": "rates[0]/ehi+exact",
+                                                 "ehi-k+tree": "rates[1]/ehi+tree"}}}
+    assert config_variant_paths(config, SCHEMA) == {"ehi-floor+tree": "indexer_init~ivf/floor~kmeans/ehi+tree",
+                                                    "ehi-r+exact": "lr_encoder~0.001/floor~none/ehi+exact",
+                                                    "ehi-k+tree": "lr_encoder~0.0001/floor~kmeans/ehi+tree"}
+    assert config_variant_paths({}, SCHEMA) == {}
 
 
 def _rows(system, variant, values, frac):

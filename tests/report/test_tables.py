@@ -69,11 +69,11 @@ def test_the_committed_kmr_table_comes_out_of_the_committed_summaries():
     committed per-seed summaries (main, seed~1, seed~2), its variant systems (the floor recipe)
     taken from their variant's replica of the same seed."""
     from ehi.evaluate.seeds import setting_replicas
-    from ehi.evaluate.variant_systems import parse
+    from ehi.evaluate.variant_systems import config_variant_paths, parse
     from ehi.report.seed_tables import kmr_over_seeds_wide, seeded_main_summary
 
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    specs = parse(config["evaluation"]["variant_systems"])
+    specs = parse(config_variant_paths(config, REPO / "workflow" / "schemas" / "config.schema.yaml"))
     results = REPO / "results" / "synthetic"
     committed = pd.read_csv(REPO / "results" / "tables" / "synthetic_kmr.csv")
     metrics = list(dict.fromkeys(committed.metric))

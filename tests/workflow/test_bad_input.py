@@ -26,8 +26,9 @@ CHECKED_ONLY_AFTER_TRAINING = [
     ("a FAISS factory FAISS cannot build", {"search": {"faiss_factories": {"mine": "IVF{nlist},PQ7"}}},
      "config search.faiss_factories.mine: FAISS cannot build 'IVF{nlist},PQ7' by inner product over the embeddings' 32"),
     ("tuning on the evaluated split", {"search": {"tune_split": "test"}}, "config search.tune_split: 'test' is also evaluation.split"),
-    ("a variant system of an undefined variant", {"evaluation": {"variant_systems": {"ehi-warm+tree": "indexer_init~kmeans/ehi+tree"}}},
-     "config evaluation.variant_systems.ehi-warm+tree: variant 'indexer_init~kmeans' is not an ablation variant"),
+    ("a variant system of an undefined ablation row", {"evaluation": {"variant_systems": {"ehi-warm+tree": "stabiliser/ehi+tree"}}},
+     "config evaluation.variant_systems.ehi-warm+tree: 'stabiliser' names no ablation row (a table of one row by its "
+     "name, else <table>[i]); known: tree_shape, loss_terms"),
 ]
 
 

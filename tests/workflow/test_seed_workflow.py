@@ -13,7 +13,7 @@ SEEDED = {
     "search": {"systems": ["pre+exact", "de+exact", "de+faiss-ivf", "ehi+tree", "ehi+exact"]},
     "ablation_systems": ["ehi+tree"],
     "ablations": {"tree_start": [{"indexer_init": "kmeans"}]},
-    "evaluation": {"variant_systems": {"ehi-warm+tree": "indexer_init~kmeans/ehi+tree"}},
+    "evaluation": {"variant_systems": {"ehi-warm+tree": "tree_start/ehi+tree"}},
 }
 
 

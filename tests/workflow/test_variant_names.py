@@ -10,7 +10,8 @@ from ehi.core.config_schema import variant_columns, variant_key_order
 from tests.workflow.test_workflow import TEST_CONFIG, snakemake
 
 REPO = Path(__file__).resolve().parents[2]
-KEY_ORDER = variant_key_order(REPO / "workflow" / "schemas" / "config.schema.yaml")
+SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
+KEY_ORDER = variant_key_order(SCHEMA)
 
 
 def test_a_reordered_row_is_the_same_variant_in_a_dry_run(tmp_path):
@@ -59,3 +60,33 @@ def test_variant_paths_are_written_as_snakemakes_paramspace_writes_them():
                 assert paths == list(Paramspace(table).instance_patterns), (config_file.name, name)
                 seen += 1
     assert seen > 10
+
+
+def _dataset_entries(config: dict) -> dict[str, dict]:
+    """{dataset name: its config}, a `datasets:` entry laid over the shared keys as multi.smk lays it."""
+    if not config.get("datasets"):
+        return {(config.get("dataset") or {}).get("name"): config}  # None: a template, named on the command line
+    shared = {k: v for k, v in config.items() if k != "datasets"}
+    return {name: {**shared, **{k: {**shared[k], **v} if isinstance(v, dict) and isinstance(shared.get(k), dict) else v
+                                for k, v in (entry or {}).items()}}
+            for name, entry in config["datasets"].items()}
+
+
+def test_shipped_variant_systems_name_rows_whose_results_are_committed():
+    """Every shipped evaluation.variant_systems names an ablation row, never its variant path, and each
+    row resolves to the variant folder its committed results were written under."""
+    from ehi.evaluate.variant_systems import config_variant_paths
+
+    checked = 0
+    for config_file in sorted((REPO / "config").rglob("*.yaml")):
+        config = yaml.safe_load(config_file.read_text()) or {}
+        for name, entry in _dataset_entries(config).items():
+            named = (entry.get("evaluation") or {}).get("variant_systems") or {}
+            assert not [t for t in named.values() if "~" in t], (config_file.name, name, named)
+            results = REPO / "results" / str(name)
+            for system, path in config_variant_paths(entry, SCHEMA).items():
+                if (results / "significance.parquet").exists():  # a committed run, not a leaf count alone
+                    variant, own = path.rsplit("/", 1)
+                    assert (results / variant / "per_query" / f"{own}.parquet").exists(), (config_file.name, name, system)
+                    checked += 1
+    assert checked > 20

@@ -243,10 +243,12 @@ GRID_CHOICES = [f"{RES}/{v}/dev_grid/{m}.parquet" for m, vs in GRIDDED.items() f
                 if m in {s.split("+")[0] for s in variant_systems(v)}]
 GRID_TABLE = [f"results/tables/{DS}_dev_grid.md"] if GRID_CHOICES else []
 # Systems of an ablation variant reported beside the main setting's (evaluation.variant_systems,
-# e.g. the k-means-started tree as ehi-warm+tree): their cached per-query rows, relabelled
+# e.g. the k-means-started tree as ehi-warm+tree: stabiliser/ehi+tree): their cached per-query rows,
+# relabelled. Each names its ablation row; the rules read the row's variant path (VARIANT_SYSTEM_PATHS)
 with exit_on_user_error("snakemake"):
-    VARIANT_SYSTEMS = resolve_variant_systems(config["evaluation"].get("variant_systems"), VARIANTS,
+    VARIANT_SYSTEMS = resolve_variant_systems(config["evaluation"].get("variant_systems"), ABLATIONS,
                                               variant_systems, config["search"]["systems"])
+VARIANT_SYSTEM_PATHS = {spec.name: spec.path for spec in VARIANT_SYSTEMS}
 # train.seeds: the main setting and the variants reported beside it, once per seed ({variant: [its
 # own path, then a seed~S replica per other seed]}); the replicas are variants like any other.
 SEEDS = config["train"]["seeds"] or [config["train"]["seed"]]

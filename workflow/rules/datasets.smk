@@ -4,6 +4,7 @@ import copy
 import re
 
 from ehi.core.errors import ConfigError
+from ehi.evaluate.variant_systems import config_variant_paths
 
 
 def merged(base, override):
@@ -55,7 +56,7 @@ def across_seeding(name, datasets):
     cfg = datasets[name]
     main_seed = cfg["train"].get("seed", 0)
     seeds = cfg["train"].get("seeds") or [main_seed]
-    systems = cfg.get("evaluation", {}).get("variant_systems") or {}
+    systems = config_variant_paths(cfg, SCHEMA)
     return {"seed_replicas": setting_replicas(parse_variant_systems(systems), seeds, main_seed) if len(seeds) > 1 else {},
             "variant_systems": systems, "main_seed": main_seed}
 

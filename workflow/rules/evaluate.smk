@@ -46,8 +46,8 @@ rule significance:
     output:
         update(f"{RES}/significance.parquet"),
     params:
-        evaluation=evaluation_settings("metrics", "targets", "n_permutations", "seed", "alpha",
-                                       *(["variant_systems"] if VARIANT_SYSTEMS else [])),
+        evaluation=canonical({**evaluation_settings("metrics", "targets", "n_permutations", "seed", "alpha"),
+                              **({"variant_systems": VARIANT_SYSTEM_PATHS} if VARIANT_SYSTEMS else {})}),
         seeds={"seeds": SEEDS, "main_seed": config["train"]["seed"]} if len(SEEDS) > 1 else {},
         version=VERSIONS["evaluate"],
     log:

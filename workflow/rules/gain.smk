@@ -13,6 +13,10 @@ with exit_on_user_error("snakemake"):
     if not GAIN.get("name") and (GAIN.get("datasets") or GAIN.get("other_datasets")):
         raise ConfigError("config gain: no name (the stem of its tables and figures, e.g. scale_gain)")
     GAIN_DATASETS = gain_datasets(GAIN, DATASETS) if GAIN.get("name") else {}
+    # what the gain table reads of each: its leaf count, its main seed, its variant systems' paths
+    GAIN_SETTINGS = {n: {"branching": cfg.get("train", {}).get("branching"), "main_seed": cfg.get("train", {}).get("seed", 0),
+                         "variant_systems": config_variant_paths(cfg, SCHEMA)}
+                     for n, (cfg, _) in GAIN_DATASETS.items()}
 # which systems are compared: the config's, never a name the report knows
 GAIN_SYSTEMS = {"trees": list(GAIN.get("trees") or []), "controls": list(GAIN.get("controls") or [])}
 
@@ -35,9 +39,7 @@ if GAIN_DATASETS:
             systems=[update(f"{GAIN_TABLE}_systems{ext}") for ext in (".md", ".tex", ".csv")],
             figure=update(f"{GAIN_FIGURE}.png"),
         params:
-            datasets={n: {"branching": cfg.get("train", {}).get("branching"), "main_seed": cfg.get("train", {}).get("seed", 0),
-                          "variant_systems": cfg.get("evaluation", {}).get("variant_systems") or {}}
-                      for n, (cfg, _) in GAIN_DATASETS.items()},
+            datasets=GAIN_SETTINGS,
             systems=GAIN_SYSTEMS,
             version=1,
         log:

@@ -60,7 +60,7 @@ rule tables:
         n_permutations=config["evaluation"]["n_permutations"],  # of the ablation significance tests
         seed=config["evaluation"]["seed"],
         alpha=config["evaluation"]["alpha"],
-        variant_systems=config["evaluation"]["variant_systems"],
+        variant_systems=VARIANT_SYSTEM_PATHS,
         ablation_systems=config["ablation_systems"],
         systems=config["search"]["systems"],  # rows of any other system cached are left out, with a note
         version=VERSIONS["report"],
