@@ -40,8 +40,13 @@ def tree_routing_units(height: int, branching: int, beam: int, dim: int, hidden:
     return int(units)
 
 
-def fraction_of_work(n_scored, n_routed, n_docs: int) -> np.ndarray:
-    """(documents scored + routing units) / N per query; NaN where the routing is unknown."""
-    n_scored = np.asarray(n_scored, dtype=np.float64)
+def fraction_of_work(scored, n_routed, n_docs: int, *, scored_is_fraction: bool = False) -> np.ndarray:
+    """(documents scored + routing units) / N per query (or per point): the one place the fraction of
+    work is computed; NaN where the routing is unknown. ``scored_is_fraction``: ``scored`` is already
+    the fraction of documents scored (a run recorded without its counts), kept as it is and the
+    routing's share added, rather than multiplied back into a count (which would round)."""
+    scored = np.asarray(scored, dtype=np.float64)
     n_routed = np.asarray(n_routed, dtype=np.float64)
-    return (n_scored + n_routed) / float(n_docs)
+    if scored_is_fraction:
+        return scored + n_routed / float(n_docs)
+    return (scored + n_routed) / float(n_docs)

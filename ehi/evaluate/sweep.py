@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ehi.core.errors import ConfigError, DataError
+from ehi.core.work import fraction_of_work
 from ehi.data.dataset import Dataset
 from ehi.data.judgements import judged_query_ids
 from ehi.evaluate.metrics import run_frame, time_search
@@ -79,7 +80,7 @@ def search_system(system: str, variant: str, dataset: Dataset, corpus_emb: np.nd
         timing = time_search(lambda q: searcher.search(q, k, budget), queries, settings.batch_size, settings.threads)
         timings.append({"system": system, "variant": variant, "budget_param": param, "budget_value": float(budget), **timing})
         frac_docs = n_scored.mean() / len(corpus_emb)
-        frac_work = (n_scored.mean() + n_routed[0]) / len(corpus_emb)
+        frac_work = float(fraction_of_work(n_scored.mean(), n_routed[0], len(corpus_emb)))
         log.info("%s %s=%s: %.2f%% scored, %.2f%% of work, %.0f qps", system, param, budget,
                  100 * frac_docs, 100 * frac_work, timing["qps"])
         if settings.max_frac < 1 and (frac_work if settings.budget_cost == "work" else frac_docs) > settings.max_frac:

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ehi.core.io import read_table
+from ehi.core.work import fraction_of_work
 from ehi.data.facts import read_data_facts
 from ehi.evaluate.metrics import kmr_table, summarize
 from ehi.evaluate.seeds import per_query_over_seeds, seed_column
@@ -112,7 +113,8 @@ def work_axis(per_query: pd.DataFrame, leaves: int, n_docs: int) -> tuple[pd.Dat
     derived = bool(per_query.frac_work.isna().groupby(per_query.system).all().any())
     if np.isnan(work).any():
         routes = per_query.system.str.split("+").str[-1].isin(PARTITIONS).to_numpy()
-        work = np.where(np.isnan(work), per_query.frac_visited + np.where(routes, leaves / n_docs, 0.0), work)
+        derived_work = fraction_of_work(per_query.frac_visited, np.where(routes, leaves, 0), n_docs, scored_is_fraction=True)
+        work = np.where(np.isnan(work), derived_work, work)
     return per_query.assign(frac_visited=work).drop(columns="frac_work"), derived
 
 

@@ -16,6 +16,7 @@ import json
 import numpy as np
 import pandas as pd
 
+from ehi.core.work import fraction_of_work
 from ehi.search.base import as_matrix, at_budget
 from ehi.search.faiss_ann import FlatSearcher
 from ehi.search.registry import ann_kind, build_searcher
@@ -74,7 +75,7 @@ def tune_on_dev(
         for budget in searcher.default_sweep():
             rows, _, n_scored = searcher.search(queries, k, budget)
             points.append((budget, n_scored.mean() / len(doc_emb),
-                           (n_scored.mean() + searcher.routing_units(budget)) / len(doc_emb),
+                           float(fraction_of_work(n_scored.mean(), searcher.routing_units(budget), len(doc_emb))),
                            neighbor_recall(rows, truth).mean()))
         curve = pd.DataFrame(points, columns=["budget_value", "frac_visited", "frac_work", "recall"])
         curve.insert(0, "params", json.dumps(params, sort_keys=True))

@@ -17,6 +17,7 @@ import torch
 
 from ehi.model.tree import TreeIndexer
 from ehi.core.ranking import at_budget
+from ehi.core.work import fraction_of_work
 
 TOP = 100  # ranks kept per query: enough for Recall@100
 
@@ -74,7 +75,7 @@ def beam_points(tree: TreeIndexer, q: torch.Tensor, sizes: np.ndarray, n_docs: i
     points = []
     for beam in range(1, tree.n_leaves + 1):
         leaves = tree.beam_search(q, beam)[0].cpu().numpy()  # (n, beam)
-        frac = float((sizes[leaves].sum(1).mean() + (routing(beam) if routing else 0)) / n_docs)
+        frac = float(fraction_of_work(sizes[leaves].sum(1).mean(), routing(beam) if routing else 0, n_docs))
         points.append((frac, beam, leaves))
         if frac > 2 * top:
             break

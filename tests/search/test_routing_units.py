@@ -66,6 +66,36 @@ def test_fraction_of_work_reaches_the_tables(tmp_path):
     np.testing.assert_allclose(fraction_of_work([2, 1], [2, 2], 4), [1.0, 0.75])
 
 
+def test_a_fraction_of_documents_gets_the_routing_share_added_as_it_is():
+    """A run recorded without counts (gain's derived work): the fraction kept, the routing's share
+    added, NaN kept where nothing was scored."""
+    frac = np.array([1 / 3, np.nan, 0.1])
+    got = fraction_of_work(frac, [7, 7, 0], 49, scored_is_fraction=True)
+    np.testing.assert_array_equal(got, [1 / 3 + 7 / 49, np.nan, 0.1])
+    np.testing.assert_array_equal(fraction_of_work([2, np.nan], [1, 1], 4), [0.75, np.nan])
+
+
+def test_the_fraction_of_work_is_computed_in_one_place():
+    """Nowhere in ehi/ but ehi/core/work.py adds routing units to documents scored: every such sum
+    is :func:`ehi.core.work.fraction_of_work`'s, so the cost model has one definition."""
+    import ast
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[2] / "ehi"
+    routing = ("routing_units", "n_routed", "routing")
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if path.relative_to(package).as_posix() == "core/work.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+                names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+                names |= {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+                if names & set(routing):
+                    found.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert not found, found
+
+
 def test_a_summary_without_the_work_column_still_reads(tmp_path):
     summary = pd.DataFrame({"dataset": ["toy"], "system": ["de+exact"], "variant": ["main"], "budget_param": ["exact"],
                             "budget_value": [1.0], "frac_visited": [1.0], "metric": ["ndcg@10"], "value": [0.5],
