@@ -12,16 +12,24 @@ name list to extend. The encoders (``ehi``, ``de``, ``pre``) are the config's ow
 from __future__ import annotations
 
 EHI, DE = "ehi", "de"  # the jointly trained encoder and the dual encoder (ehi.search.registry.ENCODERS)
+# the roles :func:`role` gives (the significance tests' questions, the tables' "tree" and "exact"
+# columns); they are role labels, not kind names, whatever the registry calls its kinds
+ROLE_TREE, ROLE_EXACT, ROLE_BASELINE = "tree", "exact", "baseline"
 
 
 def encoder_of(system: str) -> str:
     return system.split("+", 1)[0]
 
 
+def search_of(system: str) -> str:
+    """The search half of a system name (its registry kind): ``de+faiss-ivf`` -> ``faiss-ivf``."""
+    return system.split("+", 1)[1]
+
+
 def _kind(system: str):
     from ehi.search.registry import ann_kind  # here: the registry loads the plugins on first use
 
-    return ann_kind(system.split("+", 1)[1])
+    return ann_kind(search_of(system))
 
 
 def is_tree(system: str) -> bool:
@@ -41,6 +49,23 @@ def is_compressed(system: str) -> bool:
     from ehi.search.registry import PQ_SETTINGS
 
     return bool(set(PQ_SETTINGS) & set(_kind(system).settings_keys))
+
+
+def routes_over_lists(system: str) -> bool:
+    """A partition index: it routes each query to lists and scores the documents there (EHI's tree,
+    the tree's lists, any kind that reads a list count such as IVF's or ScaNN's), as its kind says."""
+    kind = _kind(system)
+    return kind.ehi_search or kind.tree_lists or kind.reads_list_counts()
+
+
+def is_tree_lists(system: str) -> bool:
+    """The IVF control of a tree: k-means lists as many as the tree's leaves (its kind's ``tree_lists``)."""
+    return _kind(system).tree_lists
+
+
+def is_graph(system: str) -> bool:
+    """A budgeted search that is no partition (HNSW): every distance it computes counts as a document."""
+    return not is_exact(system) and not routes_over_lists(system)
 
 
 def _registry_order(systems) -> list[str]:
@@ -66,5 +91,5 @@ def exact_of(systems, encoder: str) -> str | None:
 
 
 def role(system: str) -> str:
-    """How the significance tests treat a system: "tree", "exact" or "baseline"."""
-    return "tree" if is_tree(system) else "exact" if is_exact(system) else "baseline"
+    """How the significance tests treat a system: ROLE_TREE, ROLE_EXACT or ROLE_BASELINE."""
+    return ROLE_TREE if is_tree(system) else ROLE_EXACT if is_exact(system) else ROLE_BASELINE

@@ -25,7 +25,7 @@ import pandas as pd
 from scipy import stats
 
 from ehi.evaluate.metrics import GROUP, TARGETS, kmr_table, summarize
-from ehi.evaluate.roles import DE, EHI, exact_of, is_exact, main_tree
+from ehi.evaluate.roles import DE, EHI, ROLE_EXACT, ROLE_TREE, exact_of, is_exact, main_tree
 from ehi.core.schemas import schema
 
 TESTS = ("t-test", "randomization")
@@ -155,8 +155,8 @@ def significance_report(per_query: pd.DataFrame, metrics, targets=TARGETS, n_per
     reference = reference or main_tree(main)
     ehi_exact, de_exact = exact_of(main, EHI), exact_of(main, DE)
     questions = [("budgets", reference, targets)] if reference else []
-    questions += [("exact", ehi_exact, (1.0,))] if ehi_exact else []
-    asked = {"tree": ("budgets", targets), "exact": ("exact", (1.0,))}  # the question of each role
+    questions += [(ROLE_EXACT, ehi_exact, (1.0,))] if ehi_exact else []
+    asked = {ROLE_TREE: ("budgets", targets), ROLE_EXACT: (ROLE_EXACT, (1.0,))}  # the question of each role
     for name, role in (more_references or {}).items():  # any other role: in the table, in no family
         if role in asked:
             questions.append((asked[role][0], name, asked[role][1]))

@@ -26,11 +26,12 @@ import torch
 
 from ehi.data.dataset import Dataset
 from ehi.data.judgements import relevant as relevant_judgements
+from ehi.evaluate.roles import ROLE_TREE
 from ehi.model.tree import TreeIndexer
 from ehi.model.tree_init import kmeans_init_
 from ehi.model.tree_stats import leaf_size_stats
 from ehi.search.base import at_budget
-from ehi.search.registry import build_searcher
+from ehi.search.registry import IVF_KIND, build_searcher
 from ehi.train.dev_eval import ranking_metrics, tree_at_budget
 from ehi.train.tree_fit import pair_indexing_loss, run_tree_steps
 
@@ -57,7 +58,7 @@ def split_arrays(dataset: Dataset, q_emb: np.ndarray, split: str):
 
 def ivf_rows(doc_emb, dev_q, relevant, nlist: int, budgets=BUDGETS) -> list[dict]:
     """FAISS-IVF (the pipeline's baseline builder) at each budget (:func:`ehi.search.base.at_budget`)."""
-    searcher = build_searcher("faiss-ivf", doc_emb, nlist=nlist)
+    searcher = build_searcher(IVF_KIND, doc_emb, nlist=nlist)
     points = []
     for nprobe in range(1, nlist + 1):
         rows, _, n_scored = searcher.search(dev_q, 100, nprobe)
@@ -102,7 +103,7 @@ def screen(dataset: Dataset, doc_emb: np.ndarray, q_emb: np.ndarray, height: int
         loss = partial(pair_indexing_loss, tree, queries, docs, pq, pd_, batch_size, setting["margin"],
                        negatives=setting["negatives"], relevant=train_rel)
         tree, _ = run_tree_steps(tree, loss, setting["steps"], setting["lr"], rng)
-        rows.append({"system": "tree", **setting, **tree_row(tree, doc_emb, dev_q, dev_rel),
+        rows.append({"system": ROLE_TREE, **setting, **tree_row(tree, doc_emb, dev_q, dev_rel),
                      "seconds": time.perf_counter() - start})
     return pd.DataFrame(rows)
 

@@ -21,7 +21,7 @@ import pandas as pd
 
 from ehi.core.io import atomic_path, read_table
 from ehi.evaluate.metrics import kmr_table
-from ehi.evaluate.roles import main_tree
+from ehi.evaluate.roles import ROLE_EXACT, ROLE_TREE, main_tree
 from ehi.evaluate.seeds import kmr_over_seeds
 from ehi.evaluate.variant_systems import parse as parse_variant_systems, with_variant_systems
 from ehi.report import figures as draw
@@ -30,7 +30,7 @@ from ehi.report.seed_tables import seeded_main_summary
 from ehi.report.styles import is_ehi_search
 
 METRICS = ("ndcg@10", "recall@100")
-BUDGETS = {0.05: "<=5%", 0.1: "<=10%", 1.0: "exact"}
+BUDGETS = {0.05: "<=5%", 0.1: "<=10%", 1.0: ROLE_EXACT}
 TEST = "randomization"  # whose Holm-adjusted p-value marks the comparison
 CURVE_TARGETS = (0.01, 0.02, 0.05, 0.1, 0.2, 1.0)  # the seed-mean curve's points (the KMR table's budgets)
 
@@ -111,7 +111,7 @@ def across_table(results: dict[str, tuple[pd.DataFrame, pd.DataFrame]], metrics=
                     row[f"{metric} {label} {system}"] = (_cell(at.value[system], at.sd[system]) if system in at.index
                                                          else np.nan)
                 for tree in trees:
-                    column = "tree" if tree == main else tree
+                    column = ROLE_TREE if tree == main else tree
                     row[f"{metric} {label} {column} vs best peer"] = tree_vs_best_peer(sig, metric, budget, tree)
         rows.append(row)
     table = pd.DataFrame(rows)

@@ -15,6 +15,8 @@ import pandas as pd
 
 from ehi.core.config_schema import ablation_variants
 from ehi.core.errors import ConfigError, DataError
+from ehi.evaluate.roles import EHI
+from ehi.search.registry import TREE_KIND
 from ehi.train.selection import best_epoch, log_selection_key
 
 
@@ -64,7 +66,7 @@ def training_logs(name: str, cfg: dict, key_order: list[str]) -> dict[tuple[str,
     main systems train, and in each ablation row (its variant path with the train keys in
     ``key_order``, as the pipeline names it) those its ablation systems train."""
     pairs = {("main", m) for m in _models(cfg["search"]["systems"])}
-    ablation_models = _models(cfg.get("ablation_systems") or ["ehi+tree"])
+    ablation_models = _models(cfg.get("ablation_systems") or [f"{EHI}+{TREE_KIND}"])  # the schema's default
     for paths in ablation_variants(cfg.get("ablations") or {}, cfg["train"], key_order).values():
         pairs |= {(v, m) for v in paths for m in ablation_models}
     return {(name, v, m): f"results/{name}/{v}/train_log/{m}.parquet"

@@ -15,6 +15,8 @@ import pandas as pd
 
 from ehi.core.io import atomic_path
 from ehi.model.tree_stats import leaf_health
+from ehi.evaluate.roles import DE, EHI
+from ehi.search.registry import EXACT_KIND
 from ehi.report.latex import table_tex
 from ehi.report.styles import (is_ehi_search, label as system_label, note_beyond, note_variants, percent_axis,
                                style, tree_colour)
@@ -22,7 +24,7 @@ from ehi.report.styles import (is_ehi_search, label as system_label, note_beyond
 plt.switch_backend("Agg")  # files only, no display (pyplot picks its backend lazily, so this is in time)
 
 # the training figure's models, in the colours of their own search in the KMR figures
-ENCODER_COLOURS = {"ehi": tree_colour(), "de": style("de+exact")["color"]}
+ENCODER_COLOURS = {EHI: tree_colour(), DE: style(f"{DE}+{EXACT_KIND}")["color"]}
 TABLE_BUDGETS = (0.01, 0.02, 0.05, 0.1, 0.2)  # the KMR table's columns, marked on its figures
 
 

@@ -32,6 +32,7 @@ from ehi.core.io import read_table
 from ehi.core.work import fraction_of_work
 from ehi.data.facts import read_data_facts
 from ehi.evaluate.metrics import kmr_table, summarize
+from ehi.evaluate.roles import ROLE_TREE, routes_over_lists
 from ehi.evaluate.seeds import per_query_over_seeds, seed_column
 from ehi.evaluate.stats import holm, paired_tests
 from ehi.report.figures import render_table, save_figure
@@ -39,7 +40,6 @@ from ehi.report.figures import render_table, save_figure
 # the study's budgets (0.1-10% of work) and two above, where the small real collections have their points
 BUDGETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
 METRICS = ("ndcg@10", "recall@100")
-PARTITIONS = ("tree", "faiss-ivf", "scann", "ivf-lists")  # the searches that route over L lists
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,8 @@ def work_axis(per_query: pd.DataFrame, leaves: int, n_docs: int) -> tuple[pd.Dat
     # count either (nothing scored), and gets the same routing-only value
     derived = bool(per_query.frac_work.isna().groupby(per_query.system).all().any())
     if np.isnan(work).any():
-        routes = per_query.system.str.split("+").str[-1].isin(PARTITIONS).to_numpy()
+        # the searches that route over L lists, as the registry says (ehi.evaluate.roles)
+        routes = per_query.system.map({s: routes_over_lists(s) for s in per_query.system.unique()}).to_numpy(dtype=bool)
         derived_work = fraction_of_work(per_query.frac_visited, np.where(routes, leaves, 0), n_docs, scored_is_fraction=True)
         work = np.where(np.isnan(work), derived_work, work)
     return per_query.assign(frac_visited=work).drop(columns="frac_work"), derived
@@ -152,7 +153,7 @@ def gain_rows(per_query: pd.DataFrame, metric: str, systems: GainSystems, budget
                 b = averaged[(averaged.system == ivf) & (averaged.budget_value == target)].set_index("query_id").value
                 both = a.index.intersection(b.index)
                 test = paired_tests(a[both].to_numpy(), b[both].to_numpy()) if len(both) > 1 else {}
-                out.append({"tree": tree, "ivf": ivf, "metric": metric, "budget": target,
+                out.append({ROLE_TREE: tree, "ivf": ivf, "metric": metric, "budget": target,
                             "tree_value": seeds[tree].mean() if seeds is not None else np.nan,
                             "ivf_value": seeds[ivf].mean() if seeds is not None else np.nan,
                             "gain": gain.mean() if gain is not None and len(gain) else np.nan,
@@ -212,7 +213,7 @@ def gain_figure(table: pd.DataFrame, path: Path, systems: GainSystems) -> Path:
             ax.set_axis_off()
         for ax, dataset in zip(panels, datasets):
             rows = table[(table.metric == metric) & (table.dataset == dataset) & table.gain.notna()]
-            for (tree, ivf), line in rows.groupby(["tree", "ivf"], sort=False):
+            for (tree, ivf), line in rows.groupby([ROLE_TREE, "ivf"], sort=False):
                 look, name = style(tree), f"{label(tree)} − {label(ivf)}"
                 ax.errorbar(100 * line.budget, line.gain, yerr=line.gain_sd.fillna(0), color=look["color"],
                             marker=look["marker"], mfc="none", linestyle="-" if ivf == systems.controls[0] else "--", capsize=2,
@@ -242,7 +243,7 @@ def build_gain(datasets: list[GainDataset], out: Path, figure: Path, systems: Ga
     tables = [dataset_gains(entry, systems) for entry in datasets]
     at_budgets = pd.concat([t[1] for t in tables], ignore_index=True)
     table = pd.concat([t[0] for t in tables], ignore_index=True)
-    cols = ["dataset", "n_docs", "leaves", "train_queries_per_leaf", "asymmetry", "work", "metric", "tree", "ivf", "budget",
+    cols = ["dataset", "n_docs", "leaves", "train_queries_per_leaf", "asymmetry", "work", "metric", ROLE_TREE, "ivf", "budget",
             "tree_value", "ivf_value", "gain", "gain_sd", "n_seeds", "p", "p_holm", "n_queries"]
     table = table.loc[table.tree_value.notna() | table.ivf_value.notna(), cols]  # budgets neither reaches: left out
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -30,7 +30,7 @@ from ehi.data.embeddings import load_arrays, load_embeddings
 from ehi.data.vector_world import WorldConfig, generate_world
 from ehi.evaluate.tree_recipe import split_arrays
 from ehi.report.world_fit import geometry
-from ehi.search.registry import build_searcher
+from ehi.search.registry import EXACT_KIND, IVF_KIND, build_searcher
 
 BUDGETS = (0.01, 0.02, 0.05, 0.1)
 # the facts a world is held to, each a cosine, a rate or an nDCG on the same [0, 1] scale, so their
@@ -49,7 +49,7 @@ def ivf_shares(docs: np.ndarray, dev_q: np.ndarray, relevant: list, exact: float
     """k-means IVF's share of exact nDCG@10 at each budget of documents scored (4 sqrt(N) lists,
     the top of IVF's default grid; NaN where it has no point that cheap)."""
     nlist = 4 * int(round(np.sqrt(len(docs))))
-    ivf = build_searcher("faiss-ivf", docs, nlist=nlist)
+    ivf = build_searcher(IVF_KIND, docs, nlist=nlist)
     points = []
     for nprobe in ivf.default_sweep():
         rows, _, n_scored = ivf.search(dev_q, 10, nprobe)
@@ -68,7 +68,7 @@ def calibration_row(cfg: WorldConfig, work: Path) -> dict:
     dataset = load_embeddings(work, name="world")
     docs, queries = (np.ascontiguousarray(a, dtype=np.float32) for a in load_arrays(work))
     dev_q, relevant, _, _ = split_arrays(dataset, queries, "dev")
-    exact_rows = build_searcher("exact", docs).search(dev_q, 10, 1)[0]
+    exact_rows = build_searcher(EXACT_KIND, docs).search(dev_q, 10, 1)[0]
     exact = ranked_rows_metrics(exact_rows, relevant, ("ndcg@10",))["ndcg@10"]
     facts = geometry(docs, dev_q, relevant, seed=cfg.seed)
     return {"exact_ndcg@10": exact, **facts, **ivf_shares(docs, dev_q, relevant, exact)}

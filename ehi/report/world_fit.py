@@ -20,11 +20,12 @@ import numpy as np
 import pandas as pd
 
 from ehi.core.ranking import at_budget
+from ehi.evaluate.roles import is_exact, is_graph, is_tree_lists, routes_over_lists, search_of
+from ehi.search.registry import IVF_KIND, TREE_KIND
 
 BUDGETS = (0.01, 0.02, 0.05, 0.1)
 PAIRS = 20_000  # random document pairs for the corpus's mean cosine
 CHUNK = 512  # queries scored against the corpus at a time
-PARTITIONS = ("faiss-ivf", "scann", "tree")  # the search methods that probe lists (tree: a trained tree's leaves)
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
@@ -60,36 +61,35 @@ def geometry(doc_emb: np.ndarray, q_emb: np.ndarray, relevant: list[np.ndarray],
     }
 
 
-def _method(system: str) -> str:
-    return system.split("+", 1)[1] if "+" in system else system
-
-
 def kmr_shape(summary: pd.DataFrame, metric: str = "ndcg@10") -> pd.DataFrame:
     """One row per approximate system of a summary's main variant: its share of exact search's
     ``metric`` at each budget of work (documents where routing was not counted); NaN where it has no
     point that cheap."""
     rows = summary[(summary.metric == metric) & (summary.variant == "main")]
-    exact = rows[rows.system.map(_method) == "exact"]
+    exhaustive = rows.system.map(is_exact)
+    exact = rows[exhaustive]
     if exact.empty:
         raise ValueError("the summary has no exact search to take shares of")
     exact_value = float(exact[exact.system == exact.system.min()].value.iloc[0])
     cost = "frac_work" if "frac_work" in rows and rows.frac_work.notna().any() else "frac_visited"
     out = []
-    for system, points in rows[rows.system.map(_method) != "exact"].groupby("system", sort=True):
+    for system, points in rows[~exhaustive].groupby("system", sort=True):
         shares = {}
         for b in BUDGETS:
             at = at_budget(points[cost].to_numpy(), b)
             shares[f"share@{b:g}"] = float(points.value.iloc[at]) / exact_value if at is not None else np.nan
-        out.append({"system": system, "method": _method(system), **shares})
+        out.append({"system": system, "method": search_of(system), **shares})
     table = pd.DataFrame(out)
-    table.attrs.update(exact=exact_value, cost=cost)
+    table.attrs.update(exact_value=exact_value, cost=cost)
     return table
 
 
 def hnsw_lead(shape: pd.DataFrame) -> dict[str, float]:
     """HNSW's share minus the best partition index's, per budget (NaN without both)."""
-    hnsw = shape[shape.method.str.startswith("faiss-hnsw")]
-    parts = shape[shape.method.isin(PARTITIONS)]
+    hnsw = shape[shape.system.map(is_graph).astype(bool)]
+    # partitions built on their own: the tree's IVF control (pre+ivf-lists) runs beside some datasets
+    # only (not the frozen real collections), so counting it would make rows lead over different peers
+    parts = shape[shape.system.map(lambda s: routes_over_lists(s) and not is_tree_lists(s)).astype(bool)]
     return {f"hnsw_lead@{b:g}": float(hnsw[f"share@{b:g}"].max() - parts[f"share@{b:g}"].max())
             if len(hnsw) and len(parts) else np.nan for b in BUDGETS}
 
@@ -100,8 +100,8 @@ def world_fit_table(facts: dict[str, dict], shapes: dict[str, pd.DataFrame]) -> 
     rows = []
     for name, fact in facts.items():
         shape = shapes[name]
-        row = {"dataset": name, **fact, "exact_ndcg@10": shape.attrs.get("exact", np.nan)}
-        for method in ("faiss-ivf", "tree"):
+        row = {"dataset": name, **fact, "exact_ndcg@10": shape.attrs.get("exact_value", np.nan)}
+        for method in (IVF_KIND, TREE_KIND):
             mine = shape[shape.method == method]
             row.update({f"{method}_share@{b:g}": float(mine[f"share@{b:g}"].max()) if len(mine) else np.nan
                         for b in BUDGETS})
@@ -113,7 +113,7 @@ def world_fit_table(facts: dict[str, dict], shapes: dict[str, pd.DataFrame]) -> 
 def world_fit_markdown(table: pd.DataFrame) -> str:
     """The table as Markdown, with one line on how to read it."""
     show = ["dataset", "n_docs", "exact_ndcg@10", "nearest_cos_median", "relevant_gap_median", "top1_relevant",
-            "doc_pair_cos_mean", *[f"faiss-ivf_share@{b:g}" for b in BUDGETS], *[f"tree_share@{b:g}" for b in BUDGETS],
+            "doc_pair_cos_mean", *[f"{method}_share@{b:g}" for method in (IVF_KIND, TREE_KIND) for b in BUDGETS],
             *[f"hnsw_lead@{b:g}" for b in BUDGETS]]
     return ("Each dataset's vectors (test queries, the untrained encoder) and its KMR curves' shapes: "
             "`*_share@b` is a system's nDCG@10 at b of work over exact search's (above 1: better than exact "

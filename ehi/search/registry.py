@@ -44,6 +44,9 @@ from ehi.search.grids import (TREE_LEAVES, hnsw_grid, ivf_grid, ivfpq_grid, scan
                               tree_lists_grid, tree_lists_pq_grid)
 
 ENCODERS = ("pre", "de", "ehi")
+# the built-in kinds other modules build or label by name (EHI's tree, exhaustive search, k-means
+# IVF): named here, in their entries, so the report and evaluation hold no kind name of their own
+TREE_KIND, EXACT_KIND, IVF_KIND = "tree", "exact", "faiss-ivf"
 PQ_SETTINGS = ("pq_m", "pq_nbits", "pq_rerank")  # search.* keys of PQ scoring (any kind that offers it)
 COMMON_SETTINGS = ("k", "batch_size", "threads", "budget_cost", "max_frac")  # search.* keys every system's search reads
 # left out of params at these values
@@ -103,15 +106,15 @@ _FAISS, _SCANN, _SHARDS = "ehi.search.faiss_ann", "ehi.search.scann_ann", "ehi.s
 _ON_INDEX = "ehi.search.tree_search"  # searches of the trained index
 _BUILTIN = (
     # EHI's tree: beam search over the index of rule ehi_index, its leaves scored flat or as PQ codes
-    AnnKind("tree", "ehi.search.exported:ExportedIndex", lambda n, s: [{}], ("ehi_beams",), tuned=False,
+    AnnKind(TREE_KIND, "ehi.search.exported:ExportedIndex", lambda n, s: [{}], ("ehi_beams",), tuned=False,
             marker="o", from_index=f"{_ON_INDEX}:flat_tree_search", encoders=("ehi",), ehi_search=True,
             colours=(("ehi", "#d62728"), ("ehi-warm", "#7f0000"))),
     AnnKind("tree-pq", "ehi.search.exported:ExportedIndex", lambda n, s: [{}], ("ehi_beams", *PQ_SETTINGS),
             tuned=False, marker="o", in_paper=False, from_index=f"{_ON_INDEX}:pq_tree_search", encoders=("ehi",),
             ehi_search=True, colours=(("ehi", "#ff9896"), ("ehi-warm", "#c45a5a"))),
-    AnnKind("exact", f"{_FAISS}:FlatSearcher", lambda n, s: [{}], tuned=False, marker="*", from_shards=f"{_SHARDS}:flat_from_shards",
+    AnnKind(EXACT_KIND, f"{_FAISS}:FlatSearcher", lambda n, s: [{}], tuned=False, marker="*", from_shards=f"{_SHARDS}:flat_from_shards",
             colours=(("ehi", "#ff7f0e"), ("ehi-warm", "#b35806"), ("de", "#1f77b4"), ("pre", "#7f7f7f"))),
-    AnnKind("faiss-ivf", f"{_FAISS}:IVFSearcher", ivf_grid, ("ivf_nlist",), marker="s",
+    AnnKind(IVF_KIND, f"{_FAISS}:IVFSearcher", ivf_grid, ("ivf_nlist",), marker="s",
             from_shards=f"{_SHARDS}:ivf_from_shards", colours=(("ehi", "#e377c2"), ("de", "#17becf"))),
     AnnKind("faiss-hnsw", f"{_FAISS}:HNSWSearcher", hnsw_grid, ("hnsw_M", "hnsw_ef_construction"),
             marker="^", in_paper=False, from_shards=f"{_SHARDS}:hnsw_from_shards",

@@ -14,7 +14,7 @@ log = setup(snakemake)
 attempt = hold(snakemake)  # its update() outputs: removed once they are written (ehi/core/unfinished.py)
 spec = snakemake.params.calibration
 target = {**json.loads(open(snakemake.input.geometry).read()),
-          "exact_ndcg@10": kmr_shape(read_table(snakemake.input.summary)).attrs["exact"]}
+          "exact_ndcg@10": kmr_shape(read_table(snakemake.input.summary)).attrs["exact_value"]}
 table = calibration_table(spec.get("base", {}), spec.get("grid", {}), target,
                           progress=lambda row: log.info("world %s: distance %.3f", row, row["distance"]))
 write_table_pair(table, snakemake.output.csv, calibration_markdown(table, spec.get("base", {}), spec["target"], target),
