@@ -180,13 +180,9 @@ rule world_fit:
 # point of `world_calibration.grid`, measured on the facts rule geometry measures on the target.
 CALIBRATION = config.get("world_calibration") or {}
 with exit_on_user_error("snakemake"):
-    # the schema's defaults fill an absent section with nulls: only a section someone wrote is checked
-    if any(CALIBRATION.get(k) for k in ("name", "target", "grid")) and not (CALIBRATION.get("name") and CALIBRATION.get("target")):
-        raise ConfigError("config world_calibration: needs a name (the table's stem) and a target (the dataset held to)")
-if CALIBRATION.get("name"):
     # a dataset of this config is built by its rules; another config's is read as committed
-    _target = f"results/{CALIBRATION['target']}"
-    _target = _target if CALIBRATION["target"] in DATASETS else os.path.abspath(_target)
+    _target = calibration_target(CALIBRATION, DATASETS)
+if _target:
 
     rule world_calibration:
         input:

@@ -64,12 +64,11 @@ def test_variant_paths_are_written_as_snakemakes_paramspace_writes_them():
 
 def _dataset_entries(config: dict) -> dict[str, dict]:
     """{dataset name: its config}, a `datasets:` entry laid over the shared keys as multi.smk lays it."""
-    if not config.get("datasets"):
-        return {(config.get("dataset") or {}).get("name"): config}  # None: a template, named on the command line
-    shared = {k: v for k, v in config.items() if k != "datasets"}
-    return {name: {**shared, **{k: {**shared[k], **v} if isinstance(v, dict) and isinstance(shared.get(k), dict) else v
-                                for k, v in (entry or {}).items()}}
-            for name, entry in config["datasets"].items()}
+    from ehi.core.multi_config import dataset_configs
+
+    if config.get("datasets"):
+        return dataset_configs(config)
+    return {(config.get("dataset") or {}).get("name"): config}  # None: a template, named on the command line
 
 
 def test_shipped_variant_systems_name_rows_whose_results_are_committed():

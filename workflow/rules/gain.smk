@@ -10,9 +10,7 @@ GAIN_TABLE = f"results/tables/{GAIN.get('name')}"
 GAIN_FIGURE = f"results/figures/{GAIN.get('name')}"
 with exit_on_user_error("snakemake"):
     # {name: (its config, whether this config runs it)} in the table's order
-    if not GAIN.get("name") and (GAIN.get("datasets") or GAIN.get("other_datasets")):
-        raise ConfigError("config gain: no name (the stem of its tables and figures, e.g. scale_gain)")
-    GAIN_DATASETS = gain_datasets(GAIN, DATASETS) if GAIN.get("name") else {}
+    GAIN_DATASETS = gain_datasets(GAIN, DATASETS)
     # what the gain table reads of each: its leaf count, its main seed, its variant systems' paths
     GAIN_SETTINGS = {n: {"branching": cfg.get("train", {}).get("branching"), "main_seed": cfg.get("train", {}).get("seed", 0),
                          "variant_systems": config_variant_paths(cfg, SCHEMA)}

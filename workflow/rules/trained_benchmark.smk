@@ -11,11 +11,7 @@ TRAINED_BENCH = config.get("trained_benchmark") or {}
 if TRAINED_BENCH.get("dataset"):
     _TB_DS = TRAINED_BENCH["dataset"]
     with exit_on_user_error("snakemake"):
-        if _TB_DS not in DATASETS:
-            raise ConfigError(f"config trained_benchmark.dataset {_TB_DS!r}: not one of this config's datasets "
-                              f"({', '.join(DATASETS)})")
-        if not TRAINED_BENCH.get("trees"):
-            raise ConfigError("config trained_benchmark: no trees ({system: variant}, e.g. {ehi+tree: main})")
+        check_trained_benchmark(TRAINED_BENCH, DATASETS)
     # the peers' list counts: the leaf-count rule's grid when the dataset's peers are tuned over it
     _TB_GRID = bool(TRAINED_BENCH.get("lists_from_leaf_count"))
 
