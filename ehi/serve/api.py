@@ -120,17 +120,25 @@ class SearchIndex:
             raise SearchIndexError(f"beam must be between 1 and the number of leaves ({self.n_leaves}), got {beam}")
         return int(beam)
 
+    @property
+    def searches_vectors(self) -> bool:
+        """Its encoder is a vector tower (a vectors dataset's index): it reads query vectors, no text."""
+        encoder = self._encoder
+        return (Path(encoder, "tower.json").is_file() if isinstance(encoder, (str, os.PathLike))
+                else getattr(encoder, "precomputed", False))  # a text encoder is never loaded for this
+
+    def check_query_vectors(self, vectors) -> None:
+        """The whole array's shape and dtype, read without its rows (a memory-mapped file stays on disk)."""
+        vectors, dim = np.asarray(vectors), self.index.indexer.dim  # a memory-mapped array stays a view
+        if vectors.ndim != 2 or vectors.shape[1] != dim or not np.issubdtype(vectors.dtype, np.floating):
+            raise SearchIndexError(f"query vectors must be a float (n, {dim}) array, got {vectors.dtype} {vectors.shape}")
+
     def query_embeddings(self, vectors: np.ndarray) -> np.ndarray:
         """Query vectors encoded elsewhere, as the index searches them: through a vector tower's
         query side (then unit-normalised), or as given for a text encoder (its output)."""
         vectors = np.asarray(vectors)
-        dim = self.index.indexer.dim
-        if vectors.ndim != 2 or vectors.shape[1] != dim or not np.issubdtype(vectors.dtype, np.floating):
-            raise SearchIndexError(f"query vectors must be a float (n, {dim}) array, got {vectors.dtype} {vectors.shape}")
-        encoder = self._encoder
-        tower = (Path(encoder, "tower.json").is_file() if isinstance(encoder, (str, os.PathLike))
-                 else getattr(encoder, "precomputed", False))  # a text encoder is never loaded for this
-        if tower:
+        self.check_query_vectors(vectors)
+        if self.searches_vectors:
             return self.encoder.encode_vectors(vectors, query=True)
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
@@ -143,6 +151,9 @@ class SearchIndex:
             raise SearchIndexError(f"k must be at least 1, got {k}")
         if isinstance(texts, np.ndarray):
             query_emb = self.query_embeddings(texts)
+        elif self.searches_vectors:
+            raise SearchIndexError("this index is a vectors dataset's: it searches query vectors, not text "
+                                   "(ehi search --query-vectors FILE.npy; from Python an (n, dim) array)")
         else:
             query_emb = self.encoder.encode(list(texts), batch_size=batch_size)  # (nq, d)
         return self.index.search(query_emb, beam=beam, k=k)
@@ -166,7 +177,9 @@ class SearchIndex:
             "n_docs": self.index.n_docs,
             "leaf_sizes": {"min": int(sizes.min()), "median": float(np.median(sizes)), "max": int(sizes.max()),
                            "mean": float(sizes.mean()), "gini": gini(sizes), "empty": int((sizes == 0).sum())},
-            "encoder": self.config.get("encoder", {}),
+            # a vector tower reads no tokens: its max_length is no setting of the index
+            "encoder": ({"source": self.config["encoder"].get("source"), "vectors": True} if self.searches_vectors
+                        else self.config.get("encoder", {})),
             "train_config": self.config.get("train_config", {}),
         }
 

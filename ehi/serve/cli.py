@@ -147,7 +147,7 @@ def _search(args) -> None:
     with contextlib.ExitStack() as stack:
         if args.query_vectors:
             ids, vectors = vector_queries(args.query_vectors)
-            index.query_embeddings(np.asarray(vectors[:1]))  # their width, before the first line is written
+            index.check_query_vectors(vectors)  # the whole file's shape, before the first line is written
             queries = ((query_id, np.asarray(vectors[row], dtype=np.float32)) for row, query_id in enumerate(ids))
         elif args.query:
             queries = list(enumerate(args.query, 1))
