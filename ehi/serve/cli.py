@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.command == "compare":
                 from ehi.serve.compare import compare
 
-                return compare(args.folder, args.name, args.cores, args.seeds, ["-n"] if args.dry_run else [])
+                return compare(args.folder, args.name, args.cores, args.seeds, ["-n"] if args.dry_run else [], args.out)
             if args.command == "export-faiss":
                 _export(args)
             elif args.command == "info":

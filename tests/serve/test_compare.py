@@ -1,13 +1,18 @@
 """``ehi compare DIR``: the folder's own config, its dry run through the pipeline, and what it
 refuses before running anything (the full run is docs/embeddings.md's example, tests/test_docs_examples.py)."""
 
+import re
+
+import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
 from ehi.core.errors import ConfigError
 from ehi.data.vector_world import WorldConfig, generate_world
 from ehi.serve.cli import main
-from ehi.serve.compare import CONFIG, check_results_are_ours, dataset_name, snakemake_command
+from ehi.serve.compare import (CONFIG, REPO, check_results_are_ours, compare, dataset_name, default_out,
+                               snakemake_command)
 
 
 @pytest.fixture(scope="module")
@@ -50,3 +55,56 @@ def test_the_dry_run_plans_the_comparison(world, tmp_path, monkeypatch, capfd):
     for job in ("train_ehi", "dev_leaf_count", "search_index", "claims", "tables"):
         assert f"\n{job} " in out, out[-3000:]
     assert "de+" not in out and "resources/my_vectors/main/ehi/search_index" in out
+
+
+def test_the_default_out_is_beside_the_folder_and_the_checkouts_results_are_refused(world, tmp_path):
+    assert default_out(world, "my_vectors") == world.parent / "my_vectors_compare"
+    for inside in (REPO / "results", REPO):
+        with pytest.raises(ConfigError, match="the checkout's own results would be written over"):
+            compare(world, out=inside)
+
+
+def checkout_files() -> dict[str, tuple[int, int]]:
+    """Every file of the checkout but git's and caches', with its size and time."""
+    skip = {".git", "__pycache__", ".pytest_cache", ".ruff_cache"}
+    return {str(p.relative_to(REPO)): (p.stat().st_size, p.stat().st_mtime_ns) for p in REPO.rglob("*")
+            if p.is_file() and not skip & set(p.relative_to(REPO).parts)}
+
+
+def kmr_cell_by_work(results, system: str, target: float, metric: str = "ndcg@10") -> float:
+    """The KMR table's cell as read from the per-query rows by the fraction of work: each seed's
+    largest point whose mean frac_work is at most ``target``, its mean value, averaged over seeds."""
+    values = []
+    for path in sorted(results.glob(f"main/**/per_query/{system}.parquet")):
+        rows = pd.read_parquet(path)
+        points = rows[rows.metric == metric].groupby("budget_value").agg(work=("frac_work", "mean"), value=("value", "mean"))
+        values.append(points[points.work <= target + 1e-12].sort_values(["work"]).value.iloc[-1])
+    return float(np.mean(values))
+
+
+@pytest.mark.slow
+def test_a_comparison_run_from_the_project_root(world, capfd, monkeypatch):
+    """Run from the project root: the checkout is left as it was (everything goes to the folder
+    beside DIR), the console is a line a job plus the summary, the systems over the given vectors
+    are pre+, deterministic ones show no seed spread, and the KMR table's cells read the fraction
+    of work (routing counted), as the docs and --help say."""
+    monkeypatch.chdir(REPO)
+    before = checkout_files()
+    assert main(["compare", str(world), "--seeds", "0", "1"]) == 0
+    assert checkout_files() == before
+    out = world.parent / "my_vectors_compare"
+    console = [line for line in "".join(capfd.readouterr()).splitlines() if line.strip()]
+    total = int(next(re.search(r" of (\d+) steps", line) for line in console if " steps (" in line).group(1))
+    steps = [line for line in console if re.match(rf"^\d+ of {total} steps \(\d+%\) done: \w+", line)]
+    assert len(steps) == total and len(console) <= total + 12, "\n".join(console)
+    assert console[-1] == f"log:         {out / 'compare.log'}" and max(map(len, console)) < 300
+    table = (out / "results" / "tables" / "my_vectors_kmr.md").read_text()
+    assert "fraction of work (documents scored plus routing)" in table
+    rows = {line.split("|")[2].strip(): [c.strip() for c in line.split("|")[3:-1]] for line in table.splitlines()
+            if line.startswith("| ndcg@10")}
+    assert {"pre+exact", "pre+faiss-ivf", "pre+faiss-hnsw", "pre+ivf-lists", "ehi+tree"} <= set(rows)
+    assert not any(s.startswith("ehi+faiss") or s.startswith("ehi+scann") for s in rows), rows
+    assert "±" not in rows["pre+exact"][-1] and "±" in rows["ehi+tree"][-1]
+    header = [c.strip() for c in next(line for line in table.splitlines() if line.startswith("| metric")).split("|")[1:-1]]
+    cell = rows["ehi+tree"][header.index("10%") - 1]
+    assert float(cell.split()[0]) == pytest.approx(kmr_cell_by_work(out / "results" / "my_vectors", "ehi+tree", 0.1), abs=6e-4)

@@ -47,7 +47,7 @@ rule significance:
         update(f"{RES}/significance.parquet"),
     params:
         evaluation=evaluation_settings("metrics", "targets", "n_permutations", "seed", "alpha",
-                                       *(["variant_systems"] if VARIANT_SYSTEMS else [])),
+                                       *(["variant_systems"] if VARIANT_SYSTEMS else []), *REPORT_OPTIONS),
         seeds={"seeds": SEEDS, "main_seed": config["train"]["seed"]} if len(SEEDS) > 1 else {},
         version=VERSIONS["evaluate"],
     log:
