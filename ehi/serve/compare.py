@@ -83,7 +83,7 @@ def default_out(folder: Path, name: str) -> Path:
 def run_quietly(command: list[str], log_path: Path) -> int:
     """Run ``command`` with its whole console in ``log_path`` and the lines of CONSOLE_LINE on ours;
     its exit status."""
-    with open(log_path, "w", encoding="utf-8") as log, subprocess.Popen(
+    with open(log_path, "w", encoding="utf-8", buffering=1) as log, subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1) as proc:
         for line in proc.stdout:
             log.write(line)
