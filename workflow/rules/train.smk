@@ -26,6 +26,11 @@ os.environ["EHI_PYTHON"] = "python" if DeploymentMethod.CONDA in workflow.deploy
 os.environ["EHI_TRAIN_SCRIPT"] = os.path.join(workflow.basedir, "workflow", "scripts", "train.py")
 
 
+envvars:  # declared: Snakemake passes them on to jobs it runs elsewhere (a cluster node)
+    "EHI_PYTHON",
+    "EHI_TRAIN_SCRIPT",
+
+
 rule train_ehi:
     input:
         data=DATA_FILES,
