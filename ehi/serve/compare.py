@@ -122,10 +122,10 @@ def compare(folder: str | os.PathLike, name: str | None = None, cores: int = 2, 
     check_results_are_ours(name, folder, workdir)
     dry = "-n" in extra or "--dry-run" in extra  # a dry run lists every job: Snakemake's own console
     command = snakemake_command(folder.resolve(), name, cores, seeds, list(extra), workdir, quiet=not dry)
-    log_path = workdir / "compare.log"
-    status = subprocess.call(command) if dry else run_quietly(command, log_path)
     if dry:
-        return status
+        return subprocess.call(command)
+    log_path = workdir / "compare.log"
+    status = run_quietly(command, log_path)
     if status != 0:
         print(f"ehi compare: the pipeline stopped; its whole console: {shown(log_path)}", file=sys.stderr)
         return status
