@@ -65,6 +65,9 @@ def check_config(config: dict, schema_path: str | os.PathLike, data_dir: str | o
     if config["search"].get("lists_from_leaf_count") and config["search"].get("scann_leaves") is not None:
         raise ConfigError("config search.scann_leaves: with search.lists_from_leaf_count every list count comes from "
                           "rule dev_leaf_count's grid (whose base is search.ivf_nlist); leave scann_leaves unset")
+    if config["evaluation"].get("budget_axis") == "work" and config["search"].get("budget_cost") != "work":
+        raise ConfigError("config evaluation.budget_axis: work reads each query's routing, which only "
+                          "search.budget_cost: work records; set both")
 
 
 def check_source(dataset: dict) -> None:

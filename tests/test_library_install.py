@@ -106,3 +106,44 @@ def test_the_pipeline_and_scann_are_extras_not_runtime_dependencies():
 def test_requires_python_is_what_the_tests_run_on():
     assert PROJECT["requires-python"] == ">=3.11"
     assert "python3.11" in (REPO / ".ci" / "run").read_text()
+
+
+CPU_LINE = "pip install torch --index-url https://download.pytorch.org/whl/cpu && pip install ehi"
+
+
+def installed_size(name: str) -> tuple[float, int]:
+    """GB on disk of ``name`` and every distribution it requires without extras, and their count."""
+    from importlib import metadata
+
+    sizes: dict[str, int] = {}
+
+    def walk(dist_name: str) -> None:
+        key = re.sub(r"[-_.]+", "-", dist_name).lower()
+        if key in sizes:
+            return
+        try:
+            dist = metadata.distribution(dist_name)
+        except metadata.PackageNotFoundError:
+            return
+        sizes[key] = sum(os.path.getsize(f.locate()) for f in dist.files or [] if os.path.isfile(f.locate()))
+        for requirement in map(Requirement, dist.requires or []):
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                walk(requirement.name)
+
+    walk(name)
+    return sum(sizes.values()) / 1e9, len(sizes)
+
+
+def test_the_cpu_only_install_line_and_its_measured_size_are_in_the_readme_and_docs():
+    """A library user is told how to keep a CPU-only torch, with the size it installs: the figure
+    the docs give is this environment's (a CPU torch) to within 0.1 GB."""
+    docs = (REPO / "docs" / "own_embeddings.md").read_text()
+    for text in (docs, (REPO / "README.md").read_text()):
+        assert CPU_LINE in text
+    stated = float(re.search(r"library at ([\d.]+) GB installed", docs).group(1))
+    import torch
+
+    if torch.version.cuda is not None:
+        pytest.skip("a CUDA torch here: the CPU-only size is not this environment's")
+    measured, _ = installed_size("ehi")
+    assert abs(measured - stated) < 0.1, (measured, stated)

@@ -1,6 +1,7 @@
-"""The README is true: every cell of its result tables is read back from the committed result files
-(the claims' verdicts, the embedded default's KMR table, the frozen-encoder table across three
-collections), and the job count it gives for `all` is the dry run's."""
+"""The README and the tables it sends a reader to are true: every cell is read back from the
+committed result files (the README's table on real vectors; the claims' verdicts, the embedded
+default's KMR table and the frozen-encoder table across three collections at the top of
+docs/findings.md), and the job count the README gives for `all` is the dry run's."""
 
 import re
 import subprocess
@@ -11,6 +12,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
+FINDINGS = (REPO / "docs" / "findings.md").read_text()
 TABLES = REPO / "results" / "tables"
 CLAIM_COLUMNS = {"SciFact": "scifact", "multi-label": "multilabel", "embedded default": "synthetic"}
 BUDGET_COLUMNS = {"≤ 5% scored": "5%", "≤ 10% scored": "10%", "exact": "100%"}
@@ -32,8 +34,8 @@ def md_tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
     return found
 
 
-def readme_table(first_header: str, containing: str):
-    return next((h, r) for h, r in md_tables(README) if h[0] == first_header and any(containing in c for c in h))
+def readme_table(first_header: str, containing: str, text: str = README):
+    return next((h, r) for h, r in md_tables(text) if h[0] == first_header and any(containing in c for c in h))
 
 
 def system_of(label: str) -> str:
@@ -48,7 +50,7 @@ def verdicts(dataset: str) -> dict[str, str]:
 
 
 def test_every_claim_verdict_is_the_committed_claims_files():
-    header, rows = readme_table("claim", "SciFact")
+    header, rows = readme_table("claim", "SciFact", FINDINGS)
     columns = {j: next(ds for words, ds in CLAIM_COLUMNS.items() if h.startswith(words)) for j, h in enumerate(header) if j}
     wrong = []
     for row in rows:
@@ -74,7 +76,7 @@ def _cells(path: Path, heading: str | None = None) -> dict[tuple[str, str], str]
 
 
 def test_the_embedded_defaults_numbers_are_its_committed_kmr_table():
-    header, rows = readme_table("", "≤ 5% scored")
+    header, rows = readme_table("", "≤ 5% scored", FINDINGS)
     committed = _cells(TABLES / "synthetic_kmr.md")
     for row in rows:
         for j, column in enumerate(header[1:], 1):
@@ -83,7 +85,7 @@ def test_the_embedded_defaults_numbers_are_its_committed_kmr_table():
 
 
 def test_the_frozen_encoder_numbers_are_the_committed_table_across_collections():
-    header, rows = readme_table("", "NFCorpus")
+    header, rows = readme_table("", "NFCorpus", FINDINGS)
     across = TABLES / "across_scifact_frozen+nfcorpus_frozen+cisi_frozen.md"
     at = {budget: _cells(across, f"ndcg@10 at <={budget}") for budget in ("5%", "10%")}
     for row in rows:
@@ -92,6 +94,28 @@ def test_the_frozen_encoder_numbers_are_the_committed_table_across_collections()
             dataset = FROZEN_COLUMNS[column]
             means = [at[budget][(system, dataset)].split(" ±")[0] for budget in ("5%", "10%")]
             assert row[j] == " / ".join(means), (row[0], column, row[j], means)
+
+
+def test_the_readme_reads_in_five_minutes():
+    """At most about 1,200 words (five minutes at 250 a minute), the lab notebook in docs/."""
+    assert len(README.split()) <= 1200, len(README.split())
+    assert "\n## Findings on real vectors\n" in README
+
+
+def test_the_readmes_table_on_real_vectors_is_webster_by_work_and_its_exact_search():
+    """The README's one table of results: webster's nDCG@10 at each fraction of work, seed means,
+    from the committed table of every system by work; and the exact-search line under it."""
+    section = README.split("## Findings on real vectors\n", 1)[1].split("\n## ", 1)[0]
+    header, rows = readme_table("system", "10%", section)
+    fractions, body = md_tables((TABLES / "scale_gain_systems.md").read_text())[0]
+    committed = {(row[2], fractions[j]): row[j] for row in body if row[:2] == ["webster", "ndcg@10"]
+                 for j in range(3, len(fractions))}
+    for row in rows:
+        for j, column in enumerate(header[1:], 1):
+            fraction = f"{float(column.rstrip('%')) / 100:g}"
+            assert row[j] == committed[(system_of(row[0]), fraction)], (row[0], column, row[j])
+    exact = re.search(r"Exact search: (\d\.\d+) \(`pre\+exact`\)", section)
+    assert exact and exact.group(1) == committed[("pre+exact", "1")]
 
 
 @pytest.mark.slow

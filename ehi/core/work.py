@@ -50,3 +50,23 @@ def fraction_of_work(scored, n_routed, n_docs: int, *, scored_is_fraction: bool 
     if scored_is_fraction:
         return scored + n_routed / float(n_docs)
     return (scored + n_routed) / float(n_docs)
+
+
+# The budget a report reads (evaluation.budget_axis), as its tables and figures name it
+BUDGET_AXES = {"documents": "documents scored", "work": "work (documents scored plus routing)"}
+
+
+def on_budget_axis(frame, axis: str, where: str = "results"):
+    """``frame`` (per-query or summary rows) with its budget column ``frac_visited`` read as ``axis``:
+    "documents" leaves it, "work" puts ``frac_work`` there, so every pick at a budget (the KMR
+    table's, the significance tests', the claims') and every curve counts the routing."""
+    if axis == "documents" or frame.empty:
+        return frame
+    if axis != "work":
+        raise ValueError(f"budget axis must be one of {sorted(BUDGET_AXES)}, got {axis!r}")
+    if "frac_work" not in frame or frame.frac_work.isna().any():
+        from ehi.core.errors import DataError
+
+        raise DataError(f"{where}: evaluation.budget_axis work reads each query's routing, which these rows lack "
+                        "(searched under search.budget_cost documents)")
+    return frame.assign(frac_visited=frame.frac_work)

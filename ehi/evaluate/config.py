@@ -24,3 +24,5 @@ class EvaluationConfig(Section):
     alpha: float = 0.05  # after Holm correction
     # {name: "<variant>/<system>"}: an ablation variant's system reported beside the main ones
     variant_systems: dict[str, str] = field(default_factory=dict)
+    budget_axis: str = "documents"  # what a budget counts in the reports: documents scored, or work (ehi.core.work)
+    noise_notes: bool = False  # say where a result is noise (ehi.report.noise)

@@ -12,6 +12,7 @@ both means and the paired test's adjusted p-value, so verdicts regenerate on a f
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from pathlib import Path
@@ -106,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("results", help="a dataset's results directory (holds significance.parquet)")
     parser.add_argument("--claims", default=str(DEFAULT_CLAIMS), help="claims YAML (default: the paper's, ehi/report/claims.yaml)")
     parser.add_argument("--out", help="also write OUT.md and OUT.csv")
+    parser.add_argument("--noise-notes", action="store_true",
+                        help="a line under the table (and a warning) for each verdict no significant comparison supports")
     args = parser.parse_args(argv)
     sig_path = Path(args.results) / "significance.parquet"
     if not sig_path.exists():
@@ -113,6 +116,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     table = evaluate_claims(args.results, load_claims(args.claims))
     text = to_markdown(table)
+    if args.noise_notes:
+        from ehi.report.noise import claim_noise_notes
+
+        notes = claim_noise_notes(table)
+        for note in notes:
+            logging.getLogger(__name__).warning(note.removeprefix("Warning: "))
+        text = "\n\n".join([text, *notes])
     # the console gets the verdicts and their worst comparison, a width a terminal shows; the
     # file, every column (the claim's text, counts, mean difference)
     print(to_markdown(table[CONSOLE_COLUMNS]) + (f"\n(every column: {args.out}.md)" if args.out else ""))

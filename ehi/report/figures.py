@@ -91,8 +91,8 @@ def _same_curves(rows: pd.DataFrame) -> dict[str, str]:
     return same
 
 
-def draw_kmr(ax, summary: pd.DataFrame, metric: str, markersize: float = 3) -> None:
-    """KMR curves on ``ax``: ``metric`` against the fraction of documents scored, one line per system;
+def draw_kmr(ax, summary: pd.DataFrame, metric: str, markersize: float = 3, axis: str = "documents scored") -> None:
+    """KMR curves on ``ax``: ``metric`` against the fraction of ``axis`` (its frac_visited), one line per system;
     EHI's own search drawn thick and on top, the table's budgets marked, identical curves named."""
     rows = summary[summary.metric == metric]
     same = _same_curves(rows)
@@ -104,15 +104,16 @@ def draw_kmr(ax, summary: pd.DataFrame, metric: str, markersize: float = 3) -> N
                 label=label, **_style(system))
     for budget in TABLE_BUDGETS:
         ax.axvline(100 * budget, color="0.6", linewidth=0.8, linestyle=(0, (1, 2)), zorder=1)
-    percent_axis(ax)
+    percent_axis(ax, f"{axis} per query (% of corpus, log scale)")
     ax.set_ylabel(metric)
     ax.grid(True, which="both", alpha=0.3)
 
 
-def plot_kmr(summary: pd.DataFrame, metric: str, path: str | os.PathLike, title: str = "") -> Path:
-    """KMR curve: ``metric`` against the fraction of documents scored, one line per system."""
+def plot_kmr(summary: pd.DataFrame, metric: str, path: str | os.PathLike, title: str = "",
+             axis: str = "documents scored") -> Path:
+    """KMR curve: ``metric`` against the fraction of ``axis``, one line per system."""
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    draw_kmr(ax, summary, metric)
+    draw_kmr(ax, summary, metric, axis=axis)
     ax.set_title(title or f"KMR curve: {metric}")
     note_beyond(fig, summary.system.unique())
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)  # outside the curves

@@ -41,20 +41,23 @@ def seeded_main_summary(results: Path, seed_replicas: dict[str, list[str]], spec
     return pd.concat(frames, ignore_index=True)
 
 
-def _cell(mean: float, sd: float) -> str:
-    return "–" if np.isnan(mean) else f"{mean:.3f} ± {sd:.3f}"
+def _cell(mean: float, sd: float, n_seeds: int, one_seed_spread: bool = True) -> str:
+    if np.isnan(mean):
+        return "–"
+    return f"{mean:.3f} ± {sd:.3f}" if n_seeds > 1 or one_seed_spread else f"{mean:.3f}"
 
 
-def kmr_over_seeds_wide(summary: pd.DataFrame, metrics, targets) -> tuple[pd.DataFrame, pd.DataFrame]:
+def kmr_over_seeds_wide(summary: pd.DataFrame, metrics, targets, one_seed_spread: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(system x target table of 'mean ± sd' cells per metric, the long table with mean, sd, min, max,
-    n_seeds and mean fraction visited of every cell), best-first like :func:`ehi.report.tables.kmr_wide`."""
+    n_seeds and mean fraction visited of every cell), best-first like :func:`ehi.report.tables.kmr_wide`.
+    ``one_seed_spread`` False: a system run once (deterministic) shows its value alone, no '± 0.000'."""
     long = pd.concat([kmr_over_seeds(summary, targets, m) for m in metrics], ignore_index=True)
     pct = {t: f"{100 * t:g}%" for t in targets}
     frames = []
     for metric in metrics:
         rows = long[long.metric == metric]
-        wide = rows.assign(cell=[_cell(m, s) for m, s in zip(rows.value, rows.sd)]).pivot(
-            index="system", columns="target", values="cell")
+        cells = [_cell(m, s, n, one_seed_spread) for m, s, n in zip(rows.value, rows.sd, rows.n_seeds)]
+        wide = rows.assign(cell=cells).pivot(index="system", columns="target", values="cell")
         wide.columns = [pct[t] for t in wide.columns]
         seeds = rows.groupby("system").n_seeds.max()
         frames.append(wide.reset_index().assign(metric=metric, seeds=lambda d: d.system.map(seeds)))
@@ -62,7 +65,8 @@ def kmr_over_seeds_wide(summary: pd.DataFrame, metrics, targets) -> tuple[pd.Dat
     return table[["metric", "system", "seeds", *pct.values()]], long
 
 
-def plot_kmr_over_seeds(long: pd.DataFrame, metric: str, path: str | os.PathLike, title: str = "") -> Path:
+def plot_kmr_over_seeds(long: pd.DataFrame, metric: str, path: str | os.PathLike, title: str = "",
+                        axis: str = "documents scored") -> Path:
     """Each system's seed mean at the table's budgets, min-max over seeds as error bars."""
     from ehi.report.figures import _style, plt, save_figure
     from ehi.report.styles import label, note_beyond, percent_axis
@@ -76,7 +80,7 @@ def plot_kmr_over_seeds(long: pd.DataFrame, metric: str, path: str | os.PathLike
         below, above = (curve.value - curve["min"]).clip(lower=0), (curve["max"] - curve.value).clip(lower=0)
         ax.errorbar(100 * curve.frac_visited, curve.value, yerr=[below, above],
                     capsize=2, label=f"{label(system)} ({int(curve.n_seeds.max())} seeds)", **style)
-    percent_axis(ax, "documents scored per query (% of corpus, log scale; seed mean)")
+    percent_axis(ax, f"{axis} per query (% of corpus, log scale; seed mean)")
     ax.set_ylabel(f"{metric} (mean, min-max over seeds)")
     ax.grid(True, which="both", alpha=0.3)
     ax.set_title(title or f"KMR over seeds: {metric}")

@@ -23,10 +23,12 @@ from ehi.report.significance_table import render_significance
 from ehi.model.tree_stats import leaf_health, leaf_size_stats
 from ehi.evaluate.metrics import kmr_table
 from ehi.core.io import atomic_dir, read_table, staged_files
+from ehi.core.work import BUDGET_AXES, on_budget_axis
 from ehi.evaluate.stats import ablation_significance
 from ehi.search.registry import budgeted
 from ehi.evaluate.variant_systems import parse as parse_variant_systems, with_variant_systems
 from ehi.report.seed_tables import kmr_over_seeds_wide, plot_kmr_over_seeds, seeded_main_summary
+from ehi.report.noise import near_chance_note
 from ehi.report.styles import variant_names
 from ehi.report.summary_checks import check_significance_values, check_summary_values, listed_systems_only
 from ehi.report.report_files import check_no_figure_dropped
@@ -197,6 +199,8 @@ class ReportSettings:
     seed_replicas: dict = field(default_factory=dict)
     main_seed: int = 0
     systems: tuple[str, ...] | None = None  # search.systems: rows of any other system are left out, with a note
+    budget_axis: str = "documents"  # evaluation.budget_axis: what a budget counts (ehi.core.work.on_budget_axis)
+    noise_notes: bool = False  # evaluation.noise_notes (ehi.report.noise)
 
 
 def build_report(inputs: ReportInputs, settings: ReportSettings, tables_dir: str | os.PathLike,
@@ -214,8 +218,8 @@ def build_report(inputs: ReportInputs, settings: ReportSettings, tables_dir: str
 def _render(inputs: ReportInputs, s: ReportSettings, tables: Path, figures: Path) -> None:
     results, dataset, ablations, metrics, targets = inputs.results, s.dataset, s.ablations, s.metrics, s.targets
     summary_of = {v: paths[0] for v, paths in inputs.by_variant(inputs.summaries, 1).items()}
-    summaries = {v: check_summary_values(read_table(summary_of[v], "summary"), summary_of[v], dataset)
-                 for v in s.variants if v in summary_of}
+    summaries = {v: on_budget_axis(check_summary_values(read_table(summary_of[v], "summary"), summary_of[v], dataset),
+                                   s.budget_axis, str(summary_of[v])) for v in s.variants if v in summary_of}
     specs = parse_variant_systems(s.variant_systems)
     main = with_variant_systems(summaries["main"], [(x, summaries[x.variant]) for x in specs if x.variant in summaries])
     listed = None if s.systems is None else [*s.systems, *(x.name for x in specs)]
@@ -226,20 +230,27 @@ def _render(inputs: ReportInputs, s: ReportSettings, tables: Path, figures: Path
     for line in [*warnings.values(), unlisted]:
         if line:
             log.warning(line)
-    caption = f"{dataset}: metric at the largest budget not above each fraction of documents scored."
+    axis = BUDGET_AXES[s.budget_axis]
+    caption = f"{dataset}: metric at the largest budget not above each fraction of {axis}."
+    near_chance = near_chance_note(main) if s.noise_notes else None
+    if near_chance:
+        log.warning(near_chance.removeprefix("Warning: "))
     if s.seed_replicas:
-        seeded = seeded_main_summary(results, s.seed_replicas, specs, s.main_seed)
-        wide, long = kmr_over_seeds_wide(listed_systems_only(seeded, "", seeded.system if listed is None else listed)[0], metrics, targets)
+        seeded = on_budget_axis(seeded_main_summary(results, s.seed_replicas, specs, s.main_seed), s.budget_axis)
+        wide, long = kmr_over_seeds_wide(listed_systems_only(seeded, "", seeded.system if listed is None else listed)[0],
+                                         metrics, targets, one_seed_spread=not s.noise_notes)
         caption += " Mean ± sd over training seeds (each seed at its own largest point not above the budget)."
         draw.render_table(long, tables / f"{dataset}_kmr_seeds", caption=f"{dataset}: KMR over training seeds")
         for metric in metrics:
             plot_kmr_over_seeds(long, metric, figures / f"kmr_seeds_{metric.replace('@', '_at_')}.png",
-                                title=f"{dataset}: {metric} over training seeds")
+                                title=f"{dataset}: {metric} over training seeds", axis=axis)
     else:
         wide = kmr_wide(main, metrics, targets)
-    draw.render_table(wide, tables / f"{dataset}_kmr", caption=caption, note=" ".join(filter(None, [warnings.get("main"), unlisted])))
+    draw.render_table(wide, tables / f"{dataset}_kmr", caption=caption,
+                      note=" ".join(filter(None, [warnings.get("main"), unlisted, near_chance])))
     for metric in metrics:
-        draw.plot_kmr(main, metric, figures / f"kmr_{metric.replace('@', '_at_')}.png", title=f"{dataset}: {metric}")
+        draw.plot_kmr(main, metric, figures / f"kmr_{metric.replace('@', '_at_')}.png", title=f"{dataset}: {metric}",
+                      axis=axis)
     sig = check_significance_values(read_table(inputs.significance), inputs.significance, dataset)
     if listed is not None:
         sig, unlisted_sig = listed_systems_only(sig, f"{inputs.significance}", listed, ("system_a", "system_b"))
@@ -269,7 +280,8 @@ def _render_ablations(inputs: ReportInputs, s: ReportSettings, summaries, names,
     abl = ablation_table(summaries, ablations, s.metrics, systems)  # every metric; the figure shows the first
     draw.render_table(abl, tables / f"{dataset}_ablations", caption=f"{dataset}: ablations of EHI",
                       empty="This config has no ablations.")
-    frames = [read_table(p, "per_query") for p in inputs.ablation_per_query] if ablations else []
+    frames = [on_budget_axis(read_table(p, "per_query"), s.budget_axis, str(p)) for p in inputs.ablation_per_query] \
+        if ablations else []
     per_query = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     sig = ablation_significance(per_query, ablations, s.metrics, ABLATION_BUDGET, n_permutations=s.n_permutations,
                                 seed=s.seed, alpha=s.alpha, searches=[(x, t) for x, _, t in ablation_searches(systems)])
@@ -280,7 +292,7 @@ def _render_ablations(inputs: ReportInputs, s: ReportSettings, summaries, names,
                            names=names)
     draw.render_table(ablation_significance_table(sig, systems), tables / f"{dataset}_ablation_significance",
                        caption=f"{dataset}: each ablation variant against the main setting, paired over queries "
-                               f"(EHI's tree at <= {_pct(ABLATION_BUDGET)} of documents scored, and exact search); "
+                               f"(EHI's tree at <= {_pct(ABLATION_BUDGET)} of {BUDGET_AXES[s.budget_axis]}, and exact search); "
                                "p-values Holm-adjusted over one ablation's variants and searches per metric and test; "
                                f"'significant': randomization test, adjusted p < {s.alpha}",
                       empty="This config has no ablations." if not ablations else "No ablation variant has results yet.")

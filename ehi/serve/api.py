@@ -119,18 +119,26 @@ class SearchIndex:
             return min(DEFAULT_BEAM, self.n_leaves)
         return check_beam(beam, self.n_leaves)
 
+    @property
+    def searches_vectors(self) -> bool:
+        """Its encoder is a vector tower (a vectors dataset's index): it reads query vectors, no text."""
+        encoder = self._encoder
+        return (Path(encoder, "tower.json").is_file() if isinstance(encoder, (str, os.PathLike))
+                else getattr(encoder, "precomputed", False))  # a text encoder is never loaded for this
+
+    def check_query_vectors(self, vectors) -> None:
+        """The whole array's shape and dtype, read without its rows (a memory-mapped file stays on disk)."""
+        vectors, dim = np.asarray(vectors), self.index.indexer.dim  # a memory-mapped array stays a view
+        if vectors.ndim != 2 or vectors.shape[1] != dim or not np.issubdtype(vectors.dtype, np.floating):
+            raise SearchIndexError(f"query vectors must be a float (n, {dim}) array, got {vectors.dtype} {vectors.shape}")
+
     def query_embeddings(self, vectors: np.ndarray) -> np.ndarray:
         """Query vectors encoded elsewhere, as the index searches them: through a vector tower's
         query side (then unit-normalised), or as given for a text encoder (its output)."""
         vectors = np.asarray(vectors)
-        dim = self.index.indexer.dim
-        if vectors.ndim != 2 or vectors.shape[1] != dim or not np.issubdtype(vectors.dtype, np.floating):
-            raise SearchIndexError(f"query vectors must be a float (n, {dim}) array, got {vectors.dtype} {vectors.shape}")
+        self.check_query_vectors(vectors)
         check_query_rows(vectors)
-        encoder = self._encoder
-        tower = (Path(encoder, "tower.json").is_file() if isinstance(encoder, (str, os.PathLike))
-                 else getattr(encoder, "precomputed", False))  # a text encoder is never loaded for this
-        if tower:
+        if self.searches_vectors:
             return self.encoder.encode_vectors(vectors, query=True)
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
@@ -142,6 +150,9 @@ class SearchIndex:
         k = check_k(k, self.index.n_docs)
         if isinstance(texts, np.ndarray):
             query_emb = self.query_embeddings(texts)
+        elif self.searches_vectors:
+            raise SearchIndexError("this index is a vectors dataset's: it searches query vectors, not text "
+                                   "(ehi search --query-vectors FILE.npy; from Python an (n, dim) array)")
         else:
             query_emb = self.encoder.encode(list(texts), batch_size=batch_size)  # (nq, d)
         check_query_rows(query_emb, "query embedding")  # what the encoder or the tower made of them
@@ -166,7 +177,9 @@ class SearchIndex:
             "n_docs": self.index.n_docs,
             "leaf_sizes": {"min": int(sizes.min()), "median": float(np.median(sizes)), "max": int(sizes.max()),
                            "mean": float(sizes.mean()), "gini": gini(sizes), "empty": int((sizes == 0).sum())},
-            "encoder": self.config.get("encoder", {}),
+            # a vector tower reads no tokens: its max_length is no setting of the index
+            "encoder": ({"source": self.config["encoder"].get("source"), "vectors": True} if self.searches_vectors
+                        else self.config.get("encoder", {})),
             "train_config": self.config.get("train_config", {}),
         }
 

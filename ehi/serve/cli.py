@@ -151,7 +151,7 @@ def _search(args) -> None:
     with contextlib.ExitStack() as stack:
         if args.query_vectors:
             ids, vectors = vector_queries(args.query_vectors)
-            index.query_embeddings(np.asarray(vectors[:1]))  # their width, before the first line is written
+            index.check_query_vectors(vectors)  # the whole file's shape, before the first line is written
             check_query_rows(vectors, "--query-vectors")  # every row, likewise
             queries = ((query_id, np.asarray(vectors[row], dtype=np.float32)) for row, query_id in enumerate(ids))
         elif args.query:
@@ -212,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
                 from ehi.serve.compare import compare
 
                 return compare(args.folder, args.name, args.cores, args.seeds,
-                               ["-n"] * args.dry_run + ["--unlock"] * args.unlock)
+                               ["-n"] * args.dry_run + ["--unlock"] * args.unlock, args.out)
             if args.command == "export-faiss":
                 _export(args)
             elif args.command == "info":

@@ -2,9 +2,12 @@
 
 It runs the pipeline (``snakemake all``) on ``config/embeddings.yaml`` with the folder as the
 dataset, named after the folder, and as the encoder (the identity tower on the vectors; a config of
-those three keys is written to ``resources/NAME/compare.yaml`` and layered last), then says
-where the claims table, the KMR table and figure, and the searchable index are. What the run
-compares is written in config/embeddings.yaml and docs/embeddings.md.
+those three keys is written to ``resources/NAME/compare.yaml`` and layered last), in a working
+folder of its own (``--out``; by default ``NAME_compare`` beside DIR, never the checkout's committed
+``results/``), then says where the claims table, the KMR table and figure, and the searchable
+index are. Its console is the README's command's: a line a job, the warnings, the closing pointer;
+Snakemake's whole console goes to ``compare.log`` in that folder. What the run compares is written
+in config/embeddings.yaml and docs/embeddings.md.
 
 The pipeline is a repository checkout's (its Snakefile and configs), with the ``[pipeline]``
 extra installed; the library alone (``pip install ehi``) has neither, and the command says so.
@@ -54,7 +57,7 @@ def check_results_are_ours(name: str, folder: Path, workdir: Path) -> None:
 
 
 def snakemake_command(folder: Path, name: str, cores: int, seeds: list[int] | None, extra: list[str],
-                      workdir: Path, path: Path | None = None) -> list[str]:
+                      workdir: Path, path: Path | None = None, quiet: bool = True) -> list[str]:
     """The pipeline call: config/embeddings.yaml, then a config of the folder's own (written to
     ``path``, by default the record resources/NAME/compare.yaml: the dataset, its name and path,
     the encoder, and the seeds when given)."""
@@ -64,8 +67,8 @@ def snakemake_command(folder: Path, name: str, cores: int, seeds: list[int] | No
     path = path or record_path(workdir, name)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(own, sort_keys=False))
-    return [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--cores", str(cores),
-            "all", "--configfile", str(CONFIG), str(path), *extra]
+    return [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
+            "--cores", str(cores), "all", *(QUIET if quiet else []), "--configfile", str(CONFIG), str(path), *extra]
 
 
 def record_path(workdir: Path, name: str) -> Path:
@@ -73,16 +76,33 @@ def record_path(workdir: Path, name: str) -> Path:
     return workdir / "resources" / name / "compare.yaml"
 
 
-def outputs(name: str) -> dict[str, str]:
+QUIET = ["--quiet", "rules", "host"]  # the README's command: Snakemake says a line a job (ehi.core.console)
+# what reaches the console of Snakemake's: the line a job, the jobs' warnings and errors, and a failure's lines
+CONSOLE_LINE = re.compile(r"^\d+ of \d+ steps \(\d+%\) done|\b(WARNING|ERROR)\b|[Ee]rror|Exiting because")
+
+
+def default_out(folder: Path, name: str) -> Path:
+    """Where a comparison runs unless told: ``NAME_compare`` beside the folder it reads."""
+    return folder.resolve().parent / f"{name}_compare"
+
+
+def shown(path: Path) -> str:
+    """``path`` relative to the current directory where it lies below it, else absolute."""
+    relative = os.path.relpath(path)
+    return str(path) if relative.startswith("..") else relative
+
+
+def outputs(name: str, workdir: Path) -> dict[str, str]:
     """What the run leaves, by what it answers."""
-    return {"claims": f"results/tables/{name}_claims.md", "KMR table": f"results/tables/{name}_kmr.md",
-            "KMR figure": f"results/figures/{name}/kmr_ndcg_at_10.png",
-            "index": f"resources/{name}/main/ehi/search_index"}
+    return {what: shown(workdir / path) for what, path in (
+        ("claims", f"results/tables/{name}_claims.md"), ("KMR table", f"results/tables/{name}_kmr.md"),
+        ("KMR figure", f"results/figures/{name}/kmr_ndcg_at_10.png"), ("index", f"resources/{name}/main/ehi/search_index"))}
 
 
 def compare(folder: str | os.PathLike, name: str | None = None, cores: int = 2, seeds: list[int] | None = None,
-            extra: list[str] = ()) -> int:
-    """Run the comparison on ``folder``; the pipeline's exit status (0: every output written)."""
+            extra: list[str] = (), out: str | os.PathLike | None = None) -> int:
+    """Run the comparison on ``folder`` in ``out`` (:func:`default_out`); the pipeline's exit status
+    (0: every output written)."""
     folder = Path(folder).expanduser()
     if not (folder / "doc_ids.txt").is_file():
         raise ConfigError(f"{folder} is not a vectors folder (no doc_ids.txt; layout in docs/embeddings.md)")
@@ -91,20 +111,34 @@ def compare(folder: str | os.PathLike, name: str | None = None, cores: int = 2, 
                           "pip install -e '.[pipeline]' in a clone of the repository")
     check_cores(cores)
     name = dataset_name(folder, name)
-    workdir = Path.cwd()
+    workdir = Path(out).expanduser().resolve() if out else default_out(folder, name)
+    if workdir == REPO or REPO in workdir.parents and workdir.relative_to(REPO).parts[0] in ("results", "resources"):
+        raise ConfigError(f"--out {workdir}: the checkout's own results would be written over; name a folder of its own")
     check_results_are_ours(name, folder, workdir)
     record = record_path(workdir, name)
-    status = run_owned(snakemake_command(folder.resolve(), name, cores, seeds, list(extra), workdir, pending(record)))
-    ran = not {"-n", "--dry-run", "--unlock"} & set(extra)
-    finish_record(record, status == 0 and ran)
-    advice = lock_advice(workdir, str(folder)) if status != 0 else None
-    if advice:
-        print(f"ehi compare: {advice}", file=sys.stderr)
-    if status == 0 and ran:
-        for what, path in outputs(name).items():
-            print(f"{what + ':':<12} {path}")
-        queries = next(folder.glob("queries.*"), folder / "queries.npy")
-        print(f"search it:   ehi search --index {outputs(name)['index']} --query-vectors {queries}")
+    dry = "-n" in extra or "--dry-run" in extra  # a dry run lists every job: Snakemake's own console
+    command = snakemake_command(folder.resolve(), name, cores, seeds, list(extra), workdir, pending(record),
+                                quiet=not dry)
+    if dry or "--unlock" in extra:
+        status = run_owned(command)
+        finish_record(record, False)
+        return status
+    log_path = workdir / "compare.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    status = run_owned(command, log_path, CONSOLE_LINE.search)
+    finish_record(record, status == 0)
+    if status != 0:
+        advice = lock_advice(workdir, str(folder))
+        if advice:
+            print(f"ehi compare: {advice}", file=sys.stderr)
+        print(f"ehi compare: the pipeline stopped; its whole console: {shown(log_path)}", file=sys.stderr)
+        return status
+    where = outputs(name, workdir)
+    for what, path in where.items():
+        print(f"{what + ':':<12} {path}")
+    queries = next(folder.glob("queries.*"), folder / "queries.npy")
+    print(f"search it:   ehi search --index {where['index']} --query-vectors {queries}")
+    print(f"log:         {shown(log_path)}")
     return status
 
 
@@ -115,10 +149,12 @@ def add_compare_parser(sub) -> None:
         description="Run the pipeline on config/embeddings.yaml with DIR (docs/embeddings.md's layout) as the "
                     "dataset and its encoder: the paper's tree and the floor recipe's against k-means IVF with as "
                     "many lists, dev-tuned IVF, ScaNN and HNSW, routing counted, over three seeds; then print where "
-                    "the claims table, the KMR table and figure and the searchable index are. Outputs go under "
-                    "results/NAME and resources/NAME of the current directory.")
+                    "the claims table, the KMR table and figure and the searchable index are. Everything is "
+                    "written under --out.")
     compare.add_argument("folder", metavar="DIR", help="the vectors folder (docs.npy, queries.npy, ids, qrels/)")
     compare.add_argument("--name", default=None, help="the dataset's name in every path (default: DIR's own name)")
+    compare.add_argument("--out", metavar="OUT", default=None,
+                         help="the folder the run writes in (results/, resources/, logs/; default: NAME_compare beside DIR)")
     compare.add_argument("--cores", type=int, default=2, help="cores the pipeline may use (default: 2)")
     compare.add_argument("--seeds", type=int, nargs="+", default=None, help="training seeds (default: 0 1 2)")
     compare.add_argument("-n", "--dry-run", action="store_true", help="list the jobs, run none")

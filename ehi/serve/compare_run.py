@@ -38,20 +38,30 @@ def finish_record(record: Path, finished: bool) -> None:
         pending(record).unlink(missing_ok=True)
 
 
-def run_owned(command: list[str]) -> int:
+def run_owned(command: list[str], log_path: Path | None = None, show=None) -> int:
     """Run ``command``, forwarding :data:`FORWARDED` signals to it, until it exits; its exit status
-    (128 + the signal's number where a signal ended it, as a shell reports it)."""
-    child = subprocess.Popen(command)
+    (128 + the signal's number where a signal ended it, as a shell reports it). With ``log_path``
+    its whole console goes there and only the lines ``show(line)`` accepts reach ours."""
+    log = open(log_path, "w", encoding="utf-8", buffering=1) if log_path else None
+    piped = dict(stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1) if log else {}
+    child = subprocess.Popen(command, **piped)
 
     def forward(signum, _frame):
         child.send_signal(signum)
 
     previous = {sig: signal.signal(sig, forward) for sig in FORWARDED}
     try:
+        if log:
+            for line in child.stdout:
+                log.write(line)
+                if show is None or show(line):
+                    print(line, end="", flush=True)
         status = child.wait()
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        if log:
+            log.close()
     return 128 - status if status < 0 else status
 
 

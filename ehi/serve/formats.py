@@ -47,8 +47,9 @@ def format_info(path: str, info: dict) -> str:
         f"dim {tree['dim']}, path layout {tree['path_layout']}",
         f"leaf sizes:  min {leaves['min']}, median {leaves['median']:g}, max {leaves['max']}, "
         f"mean {leaves['mean']:.1f}, gini {leaves['gini']:.3f}, empty {leaves['empty']}",
-        f"encoder:     {enc.get('source', '?')} (max_length {enc.get('max_length', '?')})" if enc else
-        "encoder:     none (it searches query vectors: --query-vectors)",
+        "encoder:     none (it searches query vectors: --query-vectors)" if not enc else
+        f"encoder:     a vector tower over {enc.get('source', '?')} (it searches query vectors: --query-vectors)"
+        if enc.get("vectors") else f"encoder:     {enc.get('source', '?')} (max_length {enc.get('max_length', '?')})",
         "training config:" + ("" if info["train_config"] else " (none recorded)"),
     ]
     lines += [f"  {key}: {value}" for key, value in sorted(info["train_config"].items())]

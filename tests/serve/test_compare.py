@@ -1,13 +1,17 @@
 """``ehi compare DIR``: the folder's own config, its dry run through the pipeline, and what it
 refuses before running anything (the full run is docs/embeddings.md's example, tests/test_docs_examples.py)."""
 
+import re
+
+import pandas as pd
 import pytest
 import yaml
 
 from ehi.core.errors import ConfigError
 from ehi.data.vector_world import WorldConfig, generate_world
 from ehi.serve.cli import main
-from ehi.serve.compare import CONFIG, check_results_are_ours, dataset_name, snakemake_command
+from ehi.serve.compare import (CONFIG, REPO, check_results_are_ours, compare, dataset_name, default_out,
+                               snakemake_command)
 
 
 @pytest.fixture(scope="module")
@@ -65,15 +69,15 @@ def test_a_run_that_does_not_finish_leaves_the_record_of_the_last_finished_one(w
     from ehi.serve import compare as compare_module
 
     monkeypatch.chdir(tmp_path)
-    record = tmp_path / "resources" / "my_vectors" / "compare.yaml"
+    record = default_out(world, "my_vectors") / "resources" / "my_vectors" / "compare.yaml"
     record.parent.mkdir(parents=True)
     record.write_text("the last finished run\n")
     for status, extra in ((1, []), (0, ["-n"]), (0, ["--unlock"])):  # failed, planned, unlocked: none finished
-        monkeypatch.setattr(compare_module, "run_owned", lambda command, status=status: status)
+        monkeypatch.setattr(compare_module, "run_owned", lambda command, *_, status=status: status)
         assert compare_module.compare(world, seeds=[3], extra=extra) == status
         assert record.read_text() == "the last finished run\n"
         assert sorted(p.name for p in record.parent.iterdir()) == ["compare.yaml"]
-    monkeypatch.setattr(compare_module, "run_owned", lambda command: 0)
+    monkeypatch.setattr(compare_module, "run_owned", lambda command, *_: 0)
     assert compare_module.compare(world, seeds=[3]) == 0
     assert yaml.safe_load(record.read_text())["train"] == {"seeds": [3]}
 
@@ -102,10 +106,63 @@ def test_a_lock_left_by_a_killed_run_gets_advice_the_command_accepts(world, tmp_
     from ehi.serve import compare as compare_module
 
     monkeypatch.chdir(tmp_path)
-    (tmp_path / ".snakemake" / "locks").mkdir(parents=True)
-    (tmp_path / ".snakemake" / "locks" / "0.input.lock").write_text("x")
+    locks = default_out(world, "my_vectors") / ".snakemake" / "locks"
+    locks.mkdir(parents=True)
+    (locks / "0.input.lock").write_text("x")
     seen = []
-    monkeypatch.setattr(compare_module, "run_owned", lambda command: seen.append(command) or 1)
+    monkeypatch.setattr(compare_module, "run_owned", lambda command, *_: seen.append(command) or 1)
     assert compare_module.compare(world) == 1
     assert f"`ehi compare {world} --unlock`" in capsys.readouterr().err
     assert main(["compare", str(world), "--unlock"]) == 1 and seen[-1][-1] == "--unlock"
+
+def test_the_default_out_is_beside_the_folder_and_the_checkouts_results_are_refused(world, tmp_path):
+    assert default_out(world, "my_vectors") == world.parent / "my_vectors_compare"
+    for inside in (REPO / "results", REPO):
+        with pytest.raises(ConfigError, match="the checkout's own results would be written over"):
+            compare(world, out=inside)
+
+
+def checkout_files() -> dict[str, tuple[int, int]]:
+    """Every file of the checkout but git's and caches', with its size and time."""
+    skip = {".git", "__pycache__", ".pytest_cache", ".ruff_cache"}
+    return {str(p.relative_to(REPO)): (p.stat().st_size, p.stat().st_mtime_ns) for p in REPO.rglob("*")
+            if p.is_file() and not skip & set(p.relative_to(REPO).parts)}
+
+
+def kmr_cell(per_query_file, target: float, axis: str, metric: str = "ndcg@10") -> float:
+    """The KMR cell of a system run once, read from its per-query rows by ``axis`` (frac_work or
+    frac_visited): the mean value at its largest point whose mean fraction is at most ``target``."""
+    rows = pd.read_parquet(per_query_file)
+    points = rows[rows.metric == metric].groupby("budget_value").agg(fraction=(axis, "mean"), value=("value", "mean"))
+    return float(points[points.fraction <= target + 1e-12].sort_values("fraction").value.iloc[-1])
+
+
+@pytest.mark.slow
+def test_a_comparison_run_from_the_project_root(world, capfd, monkeypatch):
+    """Run from the project root: the checkout is left as it was (everything goes to the folder
+    beside DIR), the console is a line a job plus the summary, the systems over the given vectors
+    are pre+, deterministic ones show no seed spread, and the KMR table's cells read the fraction
+    of work (routing counted), as the docs and --help say."""
+    monkeypatch.chdir(REPO)
+    before = checkout_files()
+    assert main(["compare", str(world), "--seeds", "0", "1"]) == 0
+    assert checkout_files() == before
+    out = world.parent / "my_vectors_compare"
+    console = [line for line in "".join(capfd.readouterr()).splitlines() if line.strip()]
+    total = int(next(re.search(r" of (\d+) steps", line) for line in console if " steps (" in line).group(1))
+    steps = [line for line in console if re.match(rf"^\d+ of {total} steps \(\d+%\) done: \w+", line)]
+    assert len(steps) == total and len(console) <= total + 12, "\n".join(console)
+    assert console[-1] == f"log:         {out / 'compare.log'}" and max(map(len, console)) < 300
+    table = (out / "results" / "tables" / "my_vectors_kmr.md").read_text()
+    assert "fraction of work (documents scored plus routing)" in table
+    rows = {line.split("|")[2].strip(): [c.strip() for c in line.split("|")[1:-1]] for line in table.splitlines()
+            if line.startswith("| ndcg@10")}  # every cell, as the header's columns
+    assert {"pre+exact", "pre+faiss-ivf", "pre+faiss-hnsw", "pre+ivf-lists", "ehi+tree"} <= set(rows)
+    assert not any(s.startswith("ehi+faiss") or s.startswith("ehi+scann") for s in rows), rows
+    assert "±" not in rows["pre+exact"][-1] and "±" in rows["ehi+tree"][-1]
+    header = [c.strip() for c in next(line for line in table.splitlines() if line.startswith("| metric")).split("|")[1:-1]]
+    cell = float(rows["pre+faiss-ivf"][header.index("20%")])
+    ivf = out / "results" / "my_vectors" / "main" / "per_query" / "pre+faiss-ivf.parquet"
+    # on this folder the two axes pick different points at 20% (0.806 by work, 0.860 by documents)
+    assert cell == pytest.approx(kmr_cell(ivf, 0.2, "frac_work"), abs=6e-4)
+    assert cell != pytest.approx(kmr_cell(ivf, 0.2, "frac_visited"), abs=6e-4)

@@ -75,6 +75,27 @@ def test_query_vectors_of_another_width_are_one_line(vector_index, tmp_path, cap
     assert capsys.readouterr().out == ""  # refused before the header
 
 
+def test_a_wrong_width_names_the_whole_files_shape(vector_index, tmp_path):
+    np.save(tmp_path / "wide.npy", np.ones((600, 8), np.float32))
+    with pytest.raises(SystemExit) as exc:
+        main(["search", "--index", str(vector_index["dir"]), "--query-vectors", str(tmp_path / "wide.npy")])
+    assert str(exc.value.code).endswith("array, got float32 (600, 8)")
+
+
+def test_a_text_query_on_a_vectors_index_is_one_line_naming_query_vectors(vector_index, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["search", "--index", str(vector_index["dir"]), "--query", "hello"])
+    assert str(exc.value.code).startswith("ehi search: error: this index is a vectors dataset's: it searches query "
+                                          "vectors, not text (ehi search --query-vectors FILE.npy")
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_ehi_info_on_a_vectors_index_names_no_token_length(vector_index, capsys):
+    assert main(["info", "--index", str(vector_index["dir"])]) == 0
+    encoder_line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("encoder:"))
+    assert "max_length" not in encoder_line and "a vector tower over" in encoder_line and "--query-vectors" in encoder_line
+
+
 def test_a_fitted_tree_opens_and_refuses_text_queries(tmp_path):
     import ehi
 

@@ -193,7 +193,7 @@ def test_train_rules_launch_torchrun_with_one_process_per_requested_gpu(tmp_path
                str(tmp_path), "-n", "-p", "train_all", "--configfile", str(repo / "config" / "test" / "test.yaml"), *configs]
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr[-3000:]
-        return [line for line in proc.stdout.splitlines() if "scripts/train.py" in line]
+        return [line for line in proc.stdout.splitlines() if '"$EHI_TRAIN_SCRIPT"' in line]
 
     two = dry_run(str(gpus))
     assert two and all("if [ 2 -gt 1 ]" in c and "torch.distributed.run --standalone --nproc_per_node 2" in c

@@ -25,6 +25,8 @@ CASES = [  # (case, config file text layered over the test config, what the one 
     ("a seed past what FAISS takes", "train: {seeds: [0, 18446744073709551616]}\n",
      "config train.seeds[1]: 18446744073709551616 is greater than the maximum of 1073741824"),
     ("train.seed not in train.seeds", "train: {seed: 5, seeds: [1, 2]}\n", "config train.seed: 5 is not in train.seeds [1, 2]"),
+    ("a work axis without the routing it reads", "evaluation: {budget_axis: work}\n",
+     "config evaluation.budget_axis: work reads each query's routing, which only search.budget_cost: work records"),
     ("an error in one datasets entry", "datasets:\n  a: {}\n  b: {train: {heigth: 2}}\n",
      "datasets entry 'b': config train.heigth: unknown key"),
 ]

@@ -137,6 +137,12 @@ def evaluation_settings(*keys):
     return canonical({key: config["evaluation"][key] for key in keys})
 
 
+# The report keys set away from their defaults (evaluation.budget_axis, noise_notes): a rule gets
+# them only then, so a config without them keeps its params and its results stay made
+REPORT_OPTIONS = {key: config["evaluation"][key] for key, default in (("budget_axis", "documents"), ("noise_notes", False))
+                  if config["evaluation"][key] != default}
+
+
 def search_settings(wildcards):
     """The search keys one system reads (ehi.search.registry.rule_settings): `hnsw_M` reruns HNSW only.
     A search whose lists are the tree's (ivf-lists) reads the variant's leaf count too."""

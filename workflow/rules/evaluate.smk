@@ -46,7 +46,7 @@ rule significance:
     output:
         update(f"{RES}/significance.parquet"),
     params:
-        evaluation=canonical({**evaluation_settings("metrics", "targets", "n_permutations", "seed", "alpha"),
+        evaluation=canonical({**evaluation_settings("metrics", "targets", "n_permutations", "seed", "alpha", *REPORT_OPTIONS),
                               **({"variant_systems": VARIANT_SYSTEM_PATHS} if VARIANT_SYSTEMS else {})}),
         seeds={"seeds": SEEDS, "main_seed": config["train"]["seed"]} if len(SEEDS) > 1 else {},
         version=VERSIONS["evaluate"],

@@ -14,15 +14,21 @@
 # restore it after a failed retraining and record the job as made, and `train_all` asks for that
 # log alone, so the failed training would pass for done. A shell rule has no script whose age
 # would have the next run redo it (ehi/core/unfinished.py), so the log goes with the model.
-import shlex
 import sys
 
 from snakemake.settings.types import DeploymentMethod
 
 # The job's interpreter (the conda environment's under --software-deployment-method conda) and the
-# rule's script; both enter the command below as text (an f-string), like any literal in it.
-PYTHON = "python" if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method else shlex.quote(sys.executable)
-TRAIN_SCRIPT = shlex.quote(os.path.join(workflow.basedir, "workflow", "scripts", "train.py"))
+# rule's script reach the command through the jobs' environment: Snakemake records a shell rule's
+# command as written and reruns a job whose command changed, so neither the interpreter's path nor
+# where the checkout lies may be written into it (a moved checkout reruns nothing).
+os.environ["EHI_PYTHON"] = "python" if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method else sys.executable
+os.environ["EHI_TRAIN_SCRIPT"] = os.path.join(workflow.basedir, "workflow", "scripts", "train.py")
+
+
+envvars:  # declared: Snakemake passes them on to jobs it runs elsewhere (a cluster node)
+    "EHI_PYTHON",
+    "EHI_TRAIN_SCRIPT",
 
 
 rule train_ehi:
@@ -52,10 +58,10 @@ rule train_ehi:
     conda:
         ENV
     shell:
-        f"if [ {{resources.gpu}} -gt 1 ];"
-        f" then launch='{PYTHON} -m torch.distributed.run --standalone --nproc_per_node {{resources.gpu}}';"
-        f" else launch={PYTHON}; fi;"
-        f" $launch {TRAIN_SCRIPT} --data-dir {{params.data_dir:q}} --encoder {{params.encoder:q}}"
+        "if [ {resources.gpu} -gt 1 ];"
+        ' then set -- "$EHI_PYTHON" -m torch.distributed.run --standalone --nproc_per_node {resources.gpu};'
+        ' else set -- "$EHI_PYTHON"; fi;'
+        ' "$@" "$EHI_TRAIN_SCRIPT" --data-dir {params.data_dir:q} --encoder {params.encoder:q}'
         " --train {params.train:q} --out-dir $(dirname {output.encoder:q})"
         " --log-table {output.log_table:q} --threads {threads} --layer-cache-dir {params.layer_cache:q} 2> {log:q}"
 

@@ -10,7 +10,9 @@ from ehi.report.claims import main
 log = setup(snakemake)
 attempt = hold(snakemake)  # its update() outputs: removed once they are written (ehi/core/unfinished.py)
 out = Path(snakemake.output.md).with_suffix("")
-code = main([str(Path(snakemake.input.significance).parent), "--claims", snakemake.input.claims, "--out", str(out)])
+notes = ["--noise-notes"] if getattr(snakemake.params, "noise_notes", False) else []  # evaluation.noise_notes
+claims = Path(snakemake.scriptdir).resolve().parents[1] / "ehi" / "report" / "claims.yaml"  # the rule's params carry its digest
+code = main([str(Path(snakemake.input.significance).parent), "--claims", str(claims), "--out", str(out), *notes])
 if code:
     raise SystemExit(code)
 attempt.unlink()
