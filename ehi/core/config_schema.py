@@ -112,9 +112,16 @@ def ablation_variants(ablations: dict, train: dict, key_order: list[str]) -> dic
     import pandas as pd  # the config checks import this module; pandas only where variants are named
 
     variants = {}
+    def whole(value) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
     for name, rows in ablations.items():
         table = pd.DataFrame(rows)
         table = table.fillna({k: train[k] for k in table.columns}).infer_objects()
+        # a missing value made a column of whole numbers float: its rows' own numbers were whole
+        for key in table.columns:
+            if whole(train[key]) and all(whole(row[key]) for row in rows if key in row):
+                table[key] = table[key].astype(int)
         table = table[variant_columns(table.columns, key_order)]
         variants[name] = ["/".join(f"{k}~{'NA' if pd.isna(v) else v}" for k, v in zip(table.columns, row))
                           for row in table.itertuples(index=False)]

@@ -85,3 +85,10 @@ def test_the_chosen_run_is_copied_without_its_working_state(tmp_path):
     assert (target / "indexer.safetensors").read_bytes() == b"tree"
     assert not (target / "checkpoint").exists()
     assert os.path.samefile(target / "indexer.safetensors", run / "indexer.safetensors")  # linked, not copied
+
+
+def test_a_whole_number_left_out_of_some_rows_stays_whole_in_every_path():
+    rows = [{"lr_encoder": 1e-4, "indexer_steps": 0}, {"lr_encoder": 1e-5}]
+    train = {"lr_encoder": 1e-4, "indexer_steps": 2}
+    paths = ablation_variants({"screen": rows}, train, ["lr_encoder", "indexer_steps"])["screen"]
+    assert paths == ["lr_encoder~0.0001/indexer_steps~0", "lr_encoder~1e-05/indexer_steps~2"]
