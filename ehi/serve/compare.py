@@ -128,7 +128,7 @@ def compare(folder: str | os.PathLike, name: str | None = None, cores: int = 2, 
     status = run_owned(command, log_path, CONSOLE_LINE.search)
     finish_record(record, status == 0)
     if status != 0:
-        advice = lock_advice(workdir, str(folder))
+        advice = lock_advice(workdir, f"{folder} --out {workdir}" if out else str(folder))
         if advice:
             print(f"ehi compare: {advice}", file=sys.stderr)
         print(f"ehi compare: the pipeline stopped; its whole console: {shown(log_path)}", file=sys.stderr)

@@ -69,16 +69,17 @@ def test_a_run_that_does_not_finish_leaves_the_record_of_the_last_finished_one(w
     from ehi.serve import compare as compare_module
 
     monkeypatch.chdir(tmp_path)
-    record = default_out(world, "my_vectors") / "resources" / "my_vectors" / "compare.yaml"
+    out = tmp_path / "out"  # its own folder: the world's default one holds other tests' runs
+    record = out / "resources" / "my_vectors" / "compare.yaml"
     record.parent.mkdir(parents=True)
     record.write_text("the last finished run\n")
     for status, extra in ((1, []), (0, ["-n"]), (0, ["--unlock"])):  # failed, planned, unlocked: none finished
         monkeypatch.setattr(compare_module, "run_owned", lambda command, *_, status=status: status)
-        assert compare_module.compare(world, seeds=[3], extra=extra) == status
+        assert compare_module.compare(world, seeds=[3], extra=extra, out=out) == status
         assert record.read_text() == "the last finished run\n"
         assert sorted(p.name for p in record.parent.iterdir()) == ["compare.yaml"]
     monkeypatch.setattr(compare_module, "run_owned", lambda command, *_: 0)
-    assert compare_module.compare(world, seeds=[3]) == 0
+    assert compare_module.compare(world, seeds=[3], out=out) == 0
     assert yaml.safe_load(record.read_text())["train"] == {"seeds": [3]}
 
 
@@ -106,14 +107,15 @@ def test_a_lock_left_by_a_killed_run_gets_advice_the_command_accepts(world, tmp_
     from ehi.serve import compare as compare_module
 
     monkeypatch.chdir(tmp_path)
-    locks = default_out(world, "my_vectors") / ".snakemake" / "locks"
-    locks.mkdir(parents=True)
-    (locks / "0.input.lock").write_text("x")
+    out = tmp_path / "out"  # its own folder: a lock left in the world's default one would stop other tests' runs
+    (out / ".snakemake" / "locks").mkdir(parents=True)
+    (out / ".snakemake" / "locks" / "0.input.lock").write_text("x")
     seen = []
     monkeypatch.setattr(compare_module, "run_owned", lambda command, *_: seen.append(command) or 1)
-    assert compare_module.compare(world) == 1
-    assert f"`ehi compare {world} --unlock`" in capsys.readouterr().err
-    assert main(["compare", str(world), "--unlock"]) == 1 and seen[-1][-1] == "--unlock"
+    assert compare_module.compare(world, out=out) == 1
+    assert f"`ehi compare {world} --out {out} --unlock`" in capsys.readouterr().err
+    assert main(["compare", str(world), "--out", str(out), "--unlock"]) == 1 and seen[-1][-1] == "--unlock"
+
 
 def test_the_default_out_is_beside_the_folder_and_the_checkouts_results_are_refused(world, tmp_path):
     assert default_out(world, "my_vectors") == world.parent / "my_vectors_compare"
