@@ -64,7 +64,9 @@ def on_budget_axis(frame, axis: str, where: str = "results"):
         return frame
     if axis != "work":
         raise ValueError(f"budget axis must be one of {sorted(BUDGET_AXES)}, got {axis!r}")
-    if "frac_work" not in frame or frame.frac_work.isna().any():
+    # a query whose point scored nothing (its beam reached only empty leaves) has neither fraction:
+    # only a known fraction of documents without its work is missing routing
+    if "frac_work" not in frame or (frame.frac_work.isna() & frame.frac_visited.notna()).any():
         from ehi.core.errors import DataError
 
         raise DataError(f"{where}: evaluation.budget_axis work reads each query's routing, which these rows lack "

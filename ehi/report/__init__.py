@@ -7,6 +7,6 @@ gain of the tree over k-means IVF at equal work) with ``gain_scaling`` (that gai
 training queries a leaf), ``world_fit`` (the synthetic world's vectors and KMR shapes beside real
 collections') with ``world_calibration`` (the world's knobs held to a real collection's facts),
 ``dev_choice`` (training settings chosen on dev: a grid's points, or a setting spread over
-datasets), ``summary_checks`` (a summary's values checked before they are rendered) and
-``report_files`` (the committed files a dataset owns, and what a render may not take from another
+datasets), ``summary_checks`` (a summary's values checked before they are rendered), ``noise`` (where a
+result is noise, said in one line) and ``report_files`` (the committed files a dataset owns, and what a render may not take from another
 config)."""

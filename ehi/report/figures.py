@@ -1,8 +1,6 @@
-"""Tables (Markdown, LaTeX, CSV) and figures (PNG) from the cached result Parquet files.
-
-Everything here reads small tables only: the report stage never needs a model, an embedding or an
-index, so it reruns on a fresh clone from what is committed under ``results/``.
-"""
+"""Tables (Markdown, LaTeX, CSV) and figures (PNG) from the cached result Parquet files: small
+tables only (never a model, an embedding or an index), so the report reruns on a fresh clone from
+what is committed under ``results/``."""
 
 from __future__ import annotations
 

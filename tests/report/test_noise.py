@@ -49,3 +49,11 @@ def test_the_work_axis_moves_the_budget_column_and_needs_the_routing():
     assert on_budget_axis(rows, "work").frac_visited.tolist() == [0.045, 0.07]
     with pytest.raises(DataError, match="budget_axis work reads each query's routing"):
         on_budget_axis(rows.assign(frac_work=float("nan")), "work", "x.parquet")
+
+
+def test_a_query_whose_point_scored_nothing_is_no_missing_routing():
+    """A beam that reached only empty leaves scores no document: neither fraction is known, on
+    either axis, and the work axis takes it as the documents axis does."""
+    rows = pd.DataFrame({"frac_visited": [0.027, float("nan")], "frac_work": [0.045, float("nan")]})
+    moved = on_budget_axis(rows, "work")
+    assert moved.frac_visited.iloc[0] == 0.045 and moved.frac_visited.isna().iloc[1]
