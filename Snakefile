@@ -15,6 +15,7 @@ from ehi.search.factory_kinds import register_factories
 from ehi.search.registry import check_systems, system_pattern
 from ehi.train.grid import as_choices, take_grid
 from ehi.core.kernels import pin_kernels
+from ehi.data.produced import name_dataset_sources
 from ehi.vector_checks import check_vector_dataset_name
 
 # the same CPU kernels on every machine (ehi/core/kernels.py): set here, inherited by every job
@@ -42,6 +43,11 @@ with exit_on_user_error("snakemake"):
 if not workflow.overwrite_configfiles:
 
     configfile: DEFAULT_CONFIG
+
+# a dataset named by the producer that writes it (dataset: {world: n1e4} or {encoding: ...}) read as
+# that folder and its identity tower, before the schema fills defaults (ehi/data/produced.py)
+with exit_on_user_error("snakemake"):
+    name_dataset_sources(config)
 
 
 # A job killed while it updated an update() output (trained models, the report: kept through a failed

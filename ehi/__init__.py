@@ -3,7 +3,7 @@
 The package is the method as a library; the Snakemake workflow under ``workflow/`` only calls it.
 """
 
-__version__ = "0.1.0"
+from ehi.core import __version__  # defined below the front door, so no module climbs back up to it
 
 # the public API: imported on first use, so `import ehi` stays light (no torch/transformers)
 __all__ = ["load_index", "fit_tree", "export_faiss", "__version__"]

@@ -99,7 +99,8 @@ def check_vector_dataset_name(config: dict, files: dict[str, dict], schema_path:
     name_file = key_source(files, ("dataset", "name"))
     if name_file is not None and files[name_file]["dataset"]["name"] != dataset["name"]:
         return  # the command line set it
-    source_file = key_source(files, ("dataset", "source"))
+    # the file that names the vectors: by source and path, or by their producer's name (dataset.encoding/world)
+    source_file = next((f for key in ("source", "encoding", "world") if (f := key_source(files, ("dataset", key)))), None)
     default_name = yaml.safe_load(Path(schema_path).read_text())["properties"]["dataset"]["properties"]["name"]["default"]
     if name_file is not None and name_file != source_file:
         raise ConfigError(f"config dataset.name: {dataset['name']!r} is set by {name_file}, for another dataset than "

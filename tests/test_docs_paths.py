@@ -301,6 +301,22 @@ def test_every_snakemake_target_and_ehi_subcommand_exists(doc):
     assert not unknown_ehi_commands(text), f"{doc.name}: {unknown_ehi_commands(text)}"
 
 
+def runnable_module(name: str) -> bool:
+    """Whether ``python -m name`` runs something: a module with a ``__main__`` guard, or a package
+    with a ``__main__.py``."""
+    path = REPO.joinpath(*name.split("."))
+    if (path / "__main__.py").is_file():
+        return True
+    module = path.with_suffix(".py")
+    return module.is_file() and "__name__ == \"__main__\"" in module.read_text()
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_python_m_command_names_a_runnable_module(doc):
+    named = set(re.findall(r"python3? -m ((?:ehi|benchmarks)(?:\.\w+)+)", doc.read_text()))
+    assert not [n for n in named if not runnable_module(n)], f"{doc.name}: python -m of no runnable module"
+
+
 def test_the_checks_see_what_they_check():
     """The extractors find the README's main command, a config key, a module and a link."""
     readme = markdown(REPO / "README.md")

@@ -117,3 +117,12 @@ def test_each_stage_names_its_modules_in_its_init():
         unnamed = [m for m in modules if f"``{m}``" not in text]
         assert text and "\n\n" not in text.strip(), f"{package.relative_to(REPO)}/__init__.py: one paragraph"
         assert not unnamed, f"{package.relative_to(REPO)}/__init__.py does not name {unnamed}"
+
+
+def test_no_module_climbs_back_to_the_front_door():
+    """`ehi/__init__.py` is the public API over the package; a module inside imports what it needs
+    from where it lives (``__version__`` from ehi.core), never from ``ehi`` itself."""
+    climbing = [f"{path.relative_to(REPO)}:{node.lineno}" for path, tree in modules() if path.name != "__init__.py"
+                or path.parent != PACKAGE for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and node.module == "ehi" and not node.level]
+    assert not climbing, f"imports from the package's front door: {climbing}"

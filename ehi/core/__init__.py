@@ -9,3 +9,5 @@ encoder, the Hugging Face cache), ``ivf`` (FAISS-IVF's quantizer), ``ranking`` (
 are read by), ``work`` (the cost model: documents scored plus routing), ``rank_metrics`` (ranx's ranking metrics without numba), ``versions`` and
 ``staleness`` (stage versions and the results they made), ``fingerprint`` (an encoder's identity as a rule param), ``rule_script`` (the start of every
 rule script), ``unfinished`` (a failed job's update() outputs, done again next run), ``console`` (the job labels and Snakemake's line a job on the console)."""
+
+__version__ = "0.1.0"  # the package's (pyproject.toml's); here, below every module that stamps it

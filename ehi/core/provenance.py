@@ -16,7 +16,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from ehi import __version__
+from ehi.core import __version__
 from ehi.core.kernels import kernel_settings
 from ehi.core.versions import VERSIONS
 

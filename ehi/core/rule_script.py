@@ -52,7 +52,7 @@ def setup(snakemake) -> logging.Logger:
         sys.modules["torch"].set_num_threads(max(1, int(snakemake.threads)))
     log = logging.getLogger(snakemake.rule)
     report_uncaught(log)
-    from ehi import __version__
+    from ehi.core import __version__
     from ehi.core.provenance import git_commit
 
     # the provenance the result files leave out (ehi.core.provenance): in the job's log

@@ -21,7 +21,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from ehi import __version__
+from ehi.core import __version__
 from ehi.data.validate import DataError
 from ehi.core.io import file_sha256, read_json_object, write_json
 

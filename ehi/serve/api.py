@@ -30,7 +30,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ehi import __version__
+from ehi.core import __version__
 from ehi.model.encoder import Encoder, load_encoder
 from ehi.model.tree_stats import gini
 from ehi.search.tree_index import EHIIndex

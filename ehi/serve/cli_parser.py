@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ehi import __version__
+from ehi.core import __version__
 from ehi.serve.compare import add_compare_parser
 
 SEARCH_EXAMPLES = """examples:

@@ -183,10 +183,22 @@ def keep_previous_model(out_dir: str | os.PathLike) -> Path:
     """
     out = Path(out_dir)
     with atomic_dir(out / PREVIOUS) as tmp:
-        for name in MODEL_FILES:
-            src = out / name
-            if src.is_dir():
-                shutil.copytree(src, tmp / name, copy_function=_link_or_copy)
-            elif src.is_file():
-                _link_or_copy(str(src), str(tmp / name))
+        link_model(out, tmp)
     return out / PREVIOUS
+
+
+def link_model(source: str | os.PathLike, target: str | os.PathLike, names: tuple[str, ...] = MODEL_FILES) -> None:
+    """Hard-link (copy where links fail) a run's model files ``names`` from ``source`` into ``target``,
+    replacing what ``target`` held under those names; a name ``source`` lacks is left out."""
+    source, target = Path(source), Path(target)
+    target.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        src, dst = source / name, target / name
+        if dst.is_dir() and not dst.is_symlink():
+            shutil.rmtree(dst)
+        elif dst.exists() or dst.is_symlink():
+            dst.unlink()
+        if src.is_dir():
+            shutil.copytree(src, dst, copy_function=_link_or_copy)
+        elif src.is_file():
+            _link_or_copy(str(src), str(dst))

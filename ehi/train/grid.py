@@ -100,34 +100,10 @@ def apply_choice(settings: dict, choice: dict) -> dict:
     return out
 
 
-RUN_LEFT_OUT = ("checkpoint", "previous", "layer_cache")  # a run's working state, not its model
-
-
 def copy_run(source, target) -> None:
-    """The chosen point's trained model (its run folder, less its working state) as the setting's own,
-    hard-linked where the file system allows (a model is read, never written in place)."""
-    import os
-    import shutil
-    from pathlib import Path
+    """The chosen point's trained model (its model files and step log, not its working state) as the
+    setting's own, hard-linked where the file system allows (a model is read, never written in place)."""
+    from ehi.train.checkpoint import MODEL_FILES, link_model
+    from ehi.train.step_log import STEP_LOG
 
-    source, target = Path(source), Path(target)
-    target.mkdir(parents=True, exist_ok=True)
-
-    def link_or_copy(src, dst):
-        try:
-            os.link(src, dst)
-        except OSError:
-            shutil.copy2(src, dst)
-
-    for item in source.iterdir():
-        if item.name in RUN_LEFT_OUT or item.name.startswith("."):
-            continue
-        dest = target / item.name
-        if dest.is_dir() and not dest.is_symlink():
-            shutil.rmtree(dest)
-        elif dest.exists() or dest.is_symlink():
-            dest.unlink()
-        if item.is_dir():
-            shutil.copytree(item, dest, copy_function=link_or_copy)
-        else:
-            link_or_copy(item, dest)
+    link_model(source, target, (*MODEL_FILES, STEP_LOG))

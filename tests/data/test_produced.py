@@ -2,8 +2,9 @@
 
 import pytest
 
-from ehi.core.errors import UserError
-from ehi.data.produced import check_worlds, is_produced, produced_inputs, world_knobs
+from ehi.core.errors import ConfigError, UserError
+from ehi.data.produced import (check_worlds, is_produced, name_dataset_source, name_dataset_sources, produced_inputs,
+                               world_knobs)
 
 
 def test_a_dataset_waits_for_its_world_and_for_the_tower_file_its_encoder_names():
@@ -31,3 +32,31 @@ def test_a_world_knob_out_of_range_is_refused_before_any_job_naming_the_entry(tm
     with pytest.raises(UserError, match=f"worlds entry 'w': vector world .*{says}"):
         check_worlds({"w": knobs}, root=tmp_path)
     assert not any(tmp_path.iterdir())  # checked, nothing allocated or written
+
+
+def test_a_dataset_named_by_its_producer_reads_that_folder_and_its_identity_tower():
+    config = {"dataset": {"world": "n1e4", "name": "world_1e4"}}
+    assert name_dataset_source(config) == {
+        "dataset": {"name": "world_1e4", "source": "embeddings", "path": "resources/worlds/n1e4"},
+        "encoder": {"name": "resources/worlds/n1e4"}}
+    # a tower the config names is kept: only the identity tower is implied
+    config = {"dataset": {"encoding": "webster_minilm"}, "encoder": {"name": "resources/towers/webster_linear"}}
+    name_dataset_source(config)
+    assert config["dataset"]["path"] == "resources/vectors/webster_minilm"
+    assert config["encoder"]["name"] == "resources/towers/webster_linear"
+
+
+def test_every_datasets_entry_is_named_and_a_second_source_beside_the_name_is_refused():
+    config = name_dataset_sources({"datasets": {"a": {"dataset": {"world": "n1e5"}}, "b": None}})
+    assert config["datasets"]["a"]["dataset"]["path"] == "resources/worlds/n1e5"
+    assert config["datasets"]["a"]["encoder"]["name"] == "resources/worlds/n1e5"
+    with pytest.raises(ConfigError, match=r"datasets\.c\.dataset: \['path', 'world'\] given together"):
+        name_dataset_sources({"datasets": {"c": {"dataset": {"world": "n1e5", "path": "elsewhere"}}}})
+
+
+def test_a_shipped_multi_dataset_config_gives_its_worlds_by_name_and_each_entry_its_identity_tower():
+    from ehi.core.config_files import read_config_file
+    from ehi.core.multi_config import dataset_configs
+
+    runs = dataset_configs(read_config_file("config/scale_study.yaml"))
+    assert runs["world_1e5"]["dataset"]["path"] == runs["world_1e5"]["encoder"]["name"] == "resources/worlds/n1e5"
