@@ -128,3 +128,18 @@ def test_the_job_count_of_all_is_the_dry_runs(tmp_path):
     total = re.search(r"^total\s+(\d+)$", dry.stdout, re.M)
     assert total, dry.stdout[-2000:] + dry.stderr[-2000:]
     assert int(said.group(1)) == int(total.group(1))
+
+
+def test_the_readmes_answer_on_fine_tuned_vectors_is_webster_joints_kmr_table():
+    """The README's answer on an encoder fine-tuned on the task (the paragraph that cites
+    results/tables/webster_joint_kmr.md): each system's nDCG@10 at 1 / 2 / 5 / 10% of work is its
+    seed mean in that committed table."""
+    section = README.split("## Findings on real vectors\n", 1)[1].split("\n## ", 1)[0]
+    paragraph = " ".join(next(p for p in section.split("\n\n") if "webster_joint_kmr.md" in p).split())
+    said = re.findall(r"`([a-z0-9+-]+)`[^`]*?((?:\d\.\d{3}|–)(?: / (?:\d\.\d{3}|–)){3})(?: nDCG@10)? at 1 / 2 / 5 / 10%",
+                      paragraph)
+    assert len(said) >= 3, said
+    committed = _cells(TABLES / "webster_joint_kmr.md")
+    for system, values in said:
+        expected = " / ".join(committed[(system, f)].split(" ±")[0] for f in ("1%", "2%", "5%", "10%"))
+        assert values == expected, (system, values, expected)

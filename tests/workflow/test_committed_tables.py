@@ -30,6 +30,7 @@ COMMITTED = {
     "scale_study": ["config/scale_study.yaml"],  # the worlds, and the gain tables over them and the frozen collections
     "scale_joint": ["config/scale_joint.yaml"],
     "webster": ["config/webster.yaml"],  # the real collection at 10^5 and its training-query axis
+    "webster_joint": ["config/webster_joint.yaml"],  # joint and two-stage training from DE, three seeds
     "webster_joint_rates": ["config/webster_joint_rates.yaml"],  # the rate grid as one dataset a rate
     "webster_joint_mlp": ["config/webster_joint_mlp.yaml"],  # the residual MLP tower
 }
