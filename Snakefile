@@ -15,7 +15,7 @@ from ehi.search.factory_kinds import register_factories
 from ehi.search.registry import check_systems, system_pattern
 from ehi.train.grid import as_choices, take_grid
 from ehi.core.kernels import pin_kernels
-from ehi.data.produced import name_dataset_sources
+from ehi.core.dataset_source import name_dataset_sources
 from ehi.vector_checks import check_vector_dataset_name
 
 # the same CPU kernels on every machine (ehi/core/kernels.py): set here, inherited by every job

@@ -84,6 +84,9 @@ SECTIONS: dict[str, type] = {
 WORKFLOW_SET = {"train": {"max_length", "use_tree", "encode_batch_size", "device"}}
 # train keys the workflow reads itself and no training does (which seed replicas exist, ehi.evaluate.seeds)
 WORKFLOW_ONLY = {"train": {"seeds"}}
+# keys read as others before the schema fills defaults (ehi.core.dataset_source: dataset.world and
+# dataset.encoding become source and path): never in a validated config, so they have no default
+RESOLVED_BEFORE_SCHEMA = {"dataset": {"world", "encoding"}}
 # top-level keys that are not sections: their defaults
 TOP_LEVEL = {"ablations": {}, "ablation_systems": ["ehi+tree", "ehi+exact"], "quick": False,
              "datasets": {},  # datasets: several datasets in one run (workflow/multi.smk)

@@ -14,7 +14,7 @@ import re
 
 from ehi.core.config_files import read_config_file
 from ehi.core.errors import ConfigError
-from ehi.data.produced import name_dataset_source
+from ehi.core.dataset_source import name_dataset_source
 
 
 def merged(base: dict, override: dict) -> dict:

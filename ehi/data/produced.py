@@ -24,9 +24,7 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath
 
-# config key -> the folder its entries are written under
-PRODUCED_ROOTS = {"collections": "resources/sources", "encodings": "resources/vectors", "worlds": "resources/worlds",
-                  "towers": "resources/towers"}
+from ehi.core.dataset_source import PRODUCED_ROOTS  # config key -> the folder its entries are written under
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"  # the schema's default of an encodings entry's encoder
 # config key -> the file its rule writes inside an entry's folder (the folder itself where absent)
 PRODUCED_FILES = {"towers": "tower.json"}
@@ -64,45 +62,6 @@ def produced_inputs(config: dict) -> list[str]:
     """The rule outputs this dataset reads: what makes its ``dataset.path`` and its ``encoder.name``."""
     named = [config.get("dataset", {}).get("path"), config.get("encoder", {}).get("name")]
     return sorted({produced_output(config, p) for p in named if is_produced(config, p)})
-
-
-# a dataset's source named by its producer's entry, rather than by the folder that entry writes
-NAMED_SOURCES = {"world": "worlds", "encoding": "encodings"}
-
-
-def name_dataset_source(config: dict, where: str = "config dataset") -> dict:
-    """``config`` with ``dataset: {world: NAME}`` or ``{encoding: NAME}`` read as the embeddings
-    folder that producer writes (``resources/worlds/NAME``, ``resources/vectors/NAME``), and, where
-    the config names no encoder, the identity tower over it (the folder itself). A name, not a path,
-    identifies a collection, as ir_datasets' ids do; ``source`` or ``path`` beside the name is refused.
-    Returns the config (changed in place)."""
-    from ehi.core.errors import ConfigError
-
-    dataset = config.get("dataset") or {}
-    named = [key for key in NAMED_SOURCES if dataset.get(key) is not None]
-    if not named:
-        return config
-    if len(named) > 1 or {"source", "path"} & set(dataset):
-        given = sorted({*named, *({"source", "path"} & set(dataset))})
-        raise ConfigError(f"{where}: {given} given together; a dataset names one source "
-                          f"(dataset.world or dataset.encoding, or dataset.source with its path)")
-    key = named[0]
-    folder = str(PurePosixPath(PRODUCED_ROOTS[NAMED_SOURCES[key]]) / dataset.pop(key))
-    dataset.update(source="embeddings", path=folder)
-    config["dataset"] = dataset
-    if not (config.get("encoder") or {}).get("name"):
-        config.setdefault("encoder", {})["name"] = folder
-    return config
-
-
-def name_dataset_sources(config: dict) -> dict:
-    """:func:`name_dataset_source` over a config's own dataset and each of its ``datasets`` entries,
-    before the schema fills any default (a default ``source`` would read as one given)."""
-    name_dataset_source(config)
-    for name, entry in (config.get("datasets") or {}).items():
-        if entry:
-            name_dataset_source(entry, where=f"config datasets.{name}.dataset")
-    return config
 
 
 def collection_of(config: dict, encoding: str) -> str:

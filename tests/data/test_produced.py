@@ -3,8 +3,8 @@
 import pytest
 
 from ehi.core.errors import ConfigError, UserError
-from ehi.data.produced import (check_worlds, is_produced, name_dataset_source, name_dataset_sources, produced_inputs,
-                               world_knobs)
+from ehi.core.dataset_source import name_dataset_source, name_dataset_sources
+from ehi.data.produced import check_worlds, is_produced, produced_inputs, world_knobs
 
 
 def test_a_dataset_waits_for_its_world_and_for_the_tower_file_its_encoder_names():

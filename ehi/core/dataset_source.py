@@ -1,0 +1,52 @@
+"""A dataset named by the producer that writes its folder, read as that folder before the schema
+fills any default: ``dataset: {world: n1e4}`` is ``resources/worlds/n1e4``, ``{encoding: NAME}``
+``resources/vectors/NAME``, each with its identity tower as the encoder unless the config names one.
+A name, not a path, identifies a collection (as ir_datasets' ids do); the producers themselves are
+``ehi.data.produced``'s."""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from ehi.core.errors import ConfigError
+
+# config key -> the folder its entries are written under (workflow/rules/produced.smk)
+PRODUCED_ROOTS = {"collections": "resources/sources", "encodings": "resources/vectors", "worlds": "resources/worlds",
+                  "towers": "resources/towers"}
+# a dataset's source named by its producer's entry, rather than by the folder that entry writes
+NAMED_SOURCES = {"world": "worlds", "encoding": "encodings"}
+
+
+def name_dataset_source(config: dict, where: str = "config dataset") -> dict:
+    """``config`` with ``dataset: {world: NAME}`` or ``{encoding: NAME}`` read as the embeddings
+    folder that producer writes (``resources/worlds/NAME``, ``resources/vectors/NAME``), and, where
+    the config names no encoder, the identity tower over it (the folder itself). A name, not a path,
+    identifies a collection, as ir_datasets' ids do; ``source`` or ``path`` beside the name is refused.
+    Returns the config (changed in place)."""
+    dataset = config.get("dataset") or {}
+    named = [key for key in NAMED_SOURCES if dataset.get(key) is not None]
+    if not named:
+        return config
+    if len(named) > 1 or {"source", "path"} & set(dataset):
+        given = sorted({*named, *({"source", "path"} & set(dataset))})
+        raise ConfigError(f"{where}: {given} given together; a dataset names one source "
+                          f"(dataset.world or dataset.encoding, or dataset.source with its path)")
+    key = named[0]
+    folder = str(PurePosixPath(PRODUCED_ROOTS[NAMED_SOURCES[key]]) / dataset.pop(key))
+    dataset.update(source="embeddings", path=folder)
+    config["dataset"] = dataset
+    if not (config.get("encoder") or {}).get("name"):
+        config.setdefault("encoder", {})["name"] = folder
+    return config
+
+
+def name_dataset_sources(config: dict) -> dict:
+    """:func:`name_dataset_source` over a config's own dataset and each of its ``datasets`` entries,
+    before the schema fills any default (a default ``source`` would read as one given)."""
+    name_dataset_source(config)
+    for name, entry in (config.get("datasets") or {}).items():
+        if entry:
+            name_dataset_source(entry, where=f"config datasets.{name}.dataset")
+    return config
+
+
