@@ -48,5 +48,3 @@ def name_dataset_sources(config: dict) -> dict:
         if entry:
             name_dataset_source(entry, where=f"config datasets.{name}.dataset")
     return config
-
-

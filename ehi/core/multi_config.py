@@ -14,7 +14,7 @@ import re
 
 from ehi.core.config_files import read_config_file
 from ehi.core.errors import ConfigError
-from ehi.core.dataset_source import name_dataset_source
+from ehi.core.dataset_source import name_dataset_sources
 
 
 def merged(base: dict, override: dict) -> dict:
@@ -27,11 +27,12 @@ def merged(base: dict, override: dict) -> dict:
 
 
 def dataset_configs(config: dict) -> dict[str, dict]:
-    """{dataset name: its complete config}: the shared keys with the entry's overrides laid over."""
-    shared = name_dataset_source(copy.deepcopy({k: v for k, v in config.items() if k != "datasets"}))
+    """{dataset name: its complete config}: the shared keys with the entry's overrides laid over.
+    Datasets named by their producer are read first (:func:`ehi.core.dataset_source.name_dataset_sources`)."""
+    shared = {k: v for k, v in config.items() if k != "datasets"}
     out = {}
     for name, override in config["datasets"].items():
-        override = name_dataset_source(copy.deepcopy(override or {}), where=f"config datasets.{name}.dataset")
+        override = override or {}
         given = override.get("dataset", {}).get("name", name)
         if given != name:
             raise ConfigError(f"config datasets.{name}.dataset.name is {given!r}; leave it out or make it {name!r}")
@@ -61,8 +62,8 @@ def gain_datasets(gain: dict, datasets: dict[str, dict]) -> dict[str, tuple[dict
         raise ConfigError(f"config gain.datasets: {unknown} are not datasets of this config ({sorted(datasets)})")
     out = {n: (datasets[n], True) for n in names}
     for name, path in (gain.get("other_datasets") or {}).items():
-        other = read_config_file(path)
-        runs = dataset_configs(other) if other.get("datasets") else {other.get("dataset", {}).get("name"): name_dataset_source(other)}
+        other = name_dataset_sources(read_config_file(path))  # as the Snakefile reads its own config
+        runs = dataset_configs(other) if other.get("datasets") else {other.get("dataset", {}).get("name"): other}
         if name not in runs:
             raise ConfigError(f"config gain.other_datasets.{name}: {path} runs no dataset {name!r} ({sorted(runs)})")
         out[name] = (runs[name], False)

@@ -58,5 +58,5 @@ def test_a_shipped_multi_dataset_config_gives_its_worlds_by_name_and_each_entry_
     from ehi.core.config_files import read_config_file
     from ehi.core.multi_config import dataset_configs
 
-    runs = dataset_configs(read_config_file("config/scale_study.yaml"))
+    runs = dataset_configs(name_dataset_sources(read_config_file("config/scale_study.yaml")))
     assert runs["world_1e5"]["dataset"]["path"] == runs["world_1e5"]["encoder"]["name"] == "resources/worlds/n1e5"
