@@ -17,6 +17,7 @@ from ehi.train.grid import as_choices, take_grid
 from ehi.core.kernels import pin_kernels
 from ehi.core.dataset_source import name_dataset_sources
 from ehi.vector_checks import check_vector_dataset_name
+from ehi.evaluate.variant_systems import row_names
 
 # the same CPU kernels on every machine (ehi/core/kernels.py): set here, inherited by every job
 pin_kernels()
@@ -118,6 +119,14 @@ else:
     include: "workflow/rules/evaluate.smk"
     include: "workflow/rules/report.smk"
     include: "workflow/rules/benchmarks.smk"
+
+    # this dataset's trained indexes timed at equal quality (trained_benchmark:), its trees named by
+    # ablation row as variant systems are; at the top of the workflow only (a several-datasets
+    # config times one of its datasets from workflow/multi.smk)
+    if not workflow.modifier.namespace:
+        TB_DATASETS, TB_ROWS, TB_LISTS = [DS], row_names(ABLATIONS), config["search"]["ivf_nlist"]
+
+        include: "workflow/rules/trained_benchmark.smk"
 
 
     rule all:

@@ -69,11 +69,10 @@ def discover(resources: Path, seed: int | None = None, trees: dict | None = None
         peer_encoder = "de" if (resources / main / "de" / "emb" / "corpus.npy").exists() else "ehi"
     out = {name: resources / variant / "ehi" for name, variant in trees.items()}
     out.update({f"{peer_encoder}+{m}": resources / main / peer_encoder for m in PEER_METHODS})
-    index_json = out.get("ehi+tree", Path("-")) / "index" / "index.json"
-    if index_json.exists():  # the controls with the tree's list count: the partition alone, leaf count aside
-        n_leaves = json.loads(index_json.read_text())["n_leaves"]
+    n_leaves = _tree_leaves(out)
+    if n_leaves:  # the controls with the tree's list count: the partition alone, leaf count aside
         out[f"{peer_encoder}+faiss-ivf-L{n_leaves}"] = resources / main / peer_encoder
-        if "ehi+tree-pq" in out:
+        if any(report.method(name) == "tree-pq" for name in trees):
             out[f"{peer_encoder}+ivf-lists-pq"] = resources / main / peer_encoder
     return out
 
@@ -86,9 +85,19 @@ def _emb(folder: Path) -> tuple[np.ndarray, np.ndarray]:
             np.load(folder / "queries.npy").astype(np.float32))
 
 
+def _first_tree_index(folders: dict[str, Path]) -> Path | None:
+    """index.json of the first tree among ``folders`` (the controls take its leaf count): any
+    tree, not only ``ehi+tree``, so that a run timing another setting's tree gets its controls."""
+    for name, folder in folders.items():
+        index_json = folder / "index" / "index.json"
+        if report.is_tree(name) and index_json.exists():
+            return index_json
+    return None
+
+
 def _tree_leaves(folders: dict[str, Path]) -> int | None:
-    index_json = folders.get("ehi+tree", Path("-")) / "index" / "index.json"
-    return json.loads(index_json.read_text())["n_leaves"] if index_json.exists() else None
+    index_json = _first_tree_index(folders)
+    return json.loads(index_json.read_text())["n_leaves"] if index_json else None
 
 
 def build_systems(resources: Path, folders: dict[str, Path], settings: SearchConfig | None = None,

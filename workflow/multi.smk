@@ -48,6 +48,8 @@ ACROSS = f"across_{'+'.join(DATASETS)}"  # the cross-dataset table and figure of
 
 
 include: "rules/gain.smk"
+TB_DATASETS, TB_ROWS, TB_LISTS = DATASETS, None, None  # trees named by variant folder; peers on the sqrt(N) grid
+
 include: "rules/trained_benchmark.smk"
 
 # the gain tables when `gain:` names datasets, every one of them reported

@@ -83,10 +83,21 @@ def calibration_target(calibration: dict, datasets) -> str | None:
     return target if calibration["target"] in datasets else os.path.abspath(target)
 
 
-def check_trained_benchmark(bench: dict, datasets) -> None:
-    """The ``trained_benchmark`` section names one of this config's datasets and at least one tree."""
+def check_trained_benchmark(bench: dict, datasets, rows: dict[str, str] | None = None) -> dict[str, str]:
+    """The ``trained_benchmark`` section names one of this config's datasets and at least one tree;
+    returns its trees as ``{system: variant path}``. In a one-dataset config a tree is named as a
+    variant system is, by ``main`` or its ablation row (``two_stage[0]``; ``rows``: {row name:
+    variant path}); a several-datasets config, whose rows live in each dataset's instance, names
+    the variant folder."""
     if bench.get("dataset") not in datasets:
         raise ConfigError(f"config trained_benchmark.dataset {bench.get('dataset')!r}: not one of this config's datasets "
                           f"({', '.join(datasets)})")
     if not bench.get("trees"):
         raise ConfigError("config trained_benchmark: no trees ({system: variant}, e.g. {ehi+tree: main})")
+    if rows is None:
+        return dict(bench["trees"])
+    unknown = {name: row for name, row in bench["trees"].items() if row != "main" and row not in rows}
+    if unknown:
+        raise ConfigError(f"config trained_benchmark.trees {unknown}: not main or an ablation row; "
+                          f"known: {', '.join(['main', *rows])}")
+    return {name: rows.get(row, row) for name, row in bench["trees"].items()}

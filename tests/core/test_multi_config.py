@@ -64,6 +64,16 @@ def test_trained_benchmark_names_a_dataset_of_this_config_and_a_tree():
     assert refusal(check_trained_benchmark, {"dataset": "a"}, ["a"]).startswith("config trained_benchmark: no trees")
 
 
+def test_a_one_dataset_configs_trees_are_named_by_ablation_row():
+    rows = {"floor": "indexer_init~ivf/floor~kmeans", "two_stage[0]": "freeze_layers~1"}
+    bench = {"dataset": "a", "trees": {"ehi+tree": "main", "ehi-2stage+tree": "two_stage[0]"}}
+    assert check_trained_benchmark(bench, ["a"], rows) == {"ehi+tree": "main", "ehi-2stage+tree": "freeze_layers~1"}
+    bad = {"dataset": "a", "trees": {"ehi-2stage+tree": "two_stage[3]"}}
+    assert refusal(check_trained_benchmark, bad, ["a"], rows) == (
+        "config trained_benchmark.trees {'ehi-2stage+tree': 'two_stage[3]'}: not main or an ablation row; "
+        "known: main, floor, two_stage[0]")
+
+
 def test_the_workflow_raises_no_config_error_of_its_own():
     """Checks live in ehi/, where they are tested; a rule file only calls them."""
     files = [REPO / "Snakefile", *(REPO / "workflow").rglob("*.smk")]

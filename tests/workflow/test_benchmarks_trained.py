@@ -94,6 +94,10 @@ def test_trees_given_by_flag_replace_discovery(tmp_path, tiny_dataset):
     folders = trained.discover(res, trees={"ehi-floor+tree": FLOOR}, peer_encoder="ehi")
     assert [n for n in folders if not n.startswith("ehi+")] == ["ehi-floor+tree"]
     assert "ehi+tree" not in folders and "ehi+faiss-hnsw" in folders
+    # the controls take the leaf count of whichever tree is timed, not only ehi+tree's
+    assert "ehi+faiss-ivf-L9" in folders and "ehi+ivf-lists-pq" not in folders
+    compressed = trained.discover(res, trees={"ehi-floor+tree-pq": FLOOR}, peer_encoder="ehi")
+    assert {"ehi+faiss-ivf-L9", "ehi+ivf-lists-pq"} <= set(compressed)
 
 
 def test_fixed_lists_both_metrics_thread_counts_and_costs(tmp_path, tiny_dataset):

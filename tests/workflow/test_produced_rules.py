@@ -51,6 +51,18 @@ def test_the_trained_benchmark_is_a_job_over_the_trees_it_times(tmp_path):
                                                                "webster__ehi_index": 2, "webster__search": None}
 
 
+def test_a_one_dataset_configs_trained_benchmark_times_the_ablation_row_it_names(tmp_path):
+    """config/webster_joint.yaml's trained_benchmark names its tree by ablation row (two_stage[0], the
+    tree trained alone on DE's frozen vectors): a fresh clone's dry run trains DE, then that tree."""
+    (tmp_path / "config").symlink_to(REPO / "config")
+    proc = snakemake("-n", "results/benchmarks/trained_webster_joint/trained.md", "--configfile",
+                     str(REPO / "config/webster_joint.yaml"), workdir=tmp_path)
+    counts = job_counts(proc.stdout + proc.stderr)
+    assert {r: counts.get(r) for r in ("trained_benchmark", "train_de", "train_ehi", "ehi_index", "search")} == {
+        "trained_benchmark": 1, "train_de": 2, "train_ehi": 1, "ehi_index": 1, "search": None}
+    assert "freeze_layers~1/ehi/index" in proc.stdout
+
+
 def test_configs_name_no_hand_step():
     """No config comment asks for a `python -m` or `python -c` command that writes what a dataset reads."""
     typed = [f"{p.name}:{i}" for p in sorted((REPO / "config").rglob("*.yaml"))

@@ -3,22 +3,25 @@
 # rule tunes it, matched at equal nDCG@10, Recall@10 and k-NN recall@10 (ann-benchmarks' measure of an
 # index: the exact top-10 as truth). Its inputs are the dataset's own trained indexes, so
 # `snakemake results/benchmarks/trained_<dataset>/trained.md` trains what it times. Included by
-# ../multi.smk.
+# ../multi.smk (TB_DATASETS: its datasets; TB_ROWS None: trees named by variant folder) and by the
+# Snakefile of one dataset (TB_ROWS: its ablation rows, by which trees are named; TB_LISTS: its
+# search's list counts, over which the peers are tuned as its search rule tunes them).
 
+from ehi.core.multi_config import check_trained_benchmark
 
 TRAINED_BENCH = config.get("trained_benchmark") or {}
 
 if TRAINED_BENCH.get("dataset"):
     _TB_DS = TRAINED_BENCH["dataset"]
     with exit_on_user_error("snakemake"):
-        check_trained_benchmark(TRAINED_BENCH, DATASETS)
+        _TB_TREES = check_trained_benchmark(TRAINED_BENCH, TB_DATASETS, TB_ROWS)
     # the peers' list counts: the leaf-count rule's grid when the dataset's peers are tuned over it
     _TB_GRID = bool(TRAINED_BENCH.get("lists_from_leaf_count"))
 
     rule trained_benchmark:
         """One dataset's trained trees and tuned peers, swept on test, timed in interleaved rounds."""
         input:
-            indexes=[f"resources/{_TB_DS}/{v}/ehi/index" for v in dict.fromkeys(TRAINED_BENCH["trees"].values())],
+            indexes=[f"resources/{_TB_DS}/{v}/ehi/index" for v in dict.fromkeys(_TB_TREES.values())],
             data=f"resources/{_TB_DS}/data/manifest.json",
             leaf_count=[f"results/{_TB_DS}/dev_leaf_count.json"] if _TB_GRID else [],
         output:
@@ -29,7 +32,8 @@ if TRAINED_BENCH.get("dataset"):
             figure=update(f"results/benchmarks/trained_{_TB_DS}/trained_pareto.png"),
         params:
             dataset=_TB_DS,
-            trees=TRAINED_BENCH["trees"],
+            trees=_TB_TREES,
+            lists=None if _TB_GRID else TB_LISTS,
             settings={k: TRAINED_BENCH.get(k) for k in ("systems", "hnsw_m", "max_frac", "rounds", "threads",
                                                           "budget_cost", "every_build", "note")},
             version=2,

@@ -17,6 +17,8 @@ for name, variant in snakemake.params.trees.items():
     argv += ["--tree", f"{name}={variant}"]
 if snakemake.input.leaf_count:  # the peers tuned over the grid the dataset's own search rule tuned over
     argv += ["--lists", *map(str, json.loads(Path(snakemake.input.leaf_count[0]).read_text())["grid"])]
+elif snakemake.params.lists:  # ... or over its configured list counts
+    argv += ["--lists", *map(str, snakemake.params.lists)]
 flags = {"systems": "--systems", "hnsw_m": "--hnsw-m", "threads": "--threads"}
 for key, flag in flags.items():
     if settings.get(key):
