@@ -25,8 +25,8 @@ import warnings
 import numpy as np
 import torch
 
+from ehi.core.config import SEED_MAX
 from ehi.core.errors import ConfigError, DataError
-from ehi.core.config_values import SEED_MAX
 from ehi.model.tree import check_leaves_fit
 from ehi.model.tree_stats import leaf_health
 from ehi.search.tree_index import EHIIndex

@@ -1,14 +1,18 @@
-"""The config schema and the typed config sections agree: same keys, same defaults, and every
-schema key has a description (PyPSA-Eur's test/test_config_schema.py, for this project)."""
+"""The config schema and the typed config sections agree: same keys, same defaults, the same ranges
+and choices field by field, and every schema key has a description (PyPSA-Eur's
+test/test_config_schema.py, for this project)."""
 
 import dataclasses
 import re
+import types
+import typing
 from pathlib import Path
 
 import pytest
 import yaml
 
 from ehi.config import RESOLVED_BEFORE_SCHEMA, SECTIONS, TOP_LEVEL, WORKFLOW_ONLY, WORKFLOW_SET, sections_of
+from ehi.core.config import REGISTRY, limits_of
 from ehi.data import sources
 from ehi.data.synthetic import SyntheticConfig
 from ehi.model.tree import PATH_LAYOUTS
@@ -70,8 +74,57 @@ def test_synthetic_subsection_defaults_are_the_generator_defaults():
 
 def test_top_level_keys_are_sections_or_known_top_level_values():
     assert set(SCHEMA["properties"]) == set(SECTIONS) | set(TOP_LEVEL)
-    for key, default in TOP_LEVEL.items():
+    assert not set(SECTIONS) & set(TOP_LEVEL)
+    for key, (default, why) in TOP_LEVEL.items():
         assert plain(SCHEMA["properties"][key]["default"]) == default, key
+        assert why and "\n" not in why, key
+
+
+# Section classes and the schema node each mirrors: the top-level sections and the nested ones
+MIRRORS = {**{name: (cls, SCHEMA["properties"][name]) for name, cls in SECTIONS.items()},
+           "dataset.synthetic": (SyntheticConfig, SCHEMA["properties"]["dataset"]["properties"]["synthetic"])}
+WORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "enum")
+JSON_TYPES = {int: "integer", float: "number", str: "string", bool: "boolean", list: "array", tuple: "array",
+              dict: "object", type(None): "null"}
+
+
+def arms(hint) -> list:
+    """A type's members: a union's arms, else the type itself."""
+    union = typing.get_origin(hint) in (typing.Union, types.UnionType)
+    return list(typing.get_args(hint)) if union else [hint]
+
+
+def stated(node: dict, hint) -> dict:
+    """The range and choices the schema states on a field's value, where a field declares them: on
+    its node and the ``anyOf`` arms of the field's own types (not null's, not another type's), and
+    on the items of a list, whose items the field's limits hold for."""
+    kinds = [a for a in arms(hint) if a is not type(None)]
+    names = {JSON_TYPES[typing.get_origin(a) or a] for a in kinds}
+    nodes = [node, *(arm for arm in node.get("anyOf", []) if arm.get("type", next(iter(names))) in names)]
+    items = next((a for a in kinds if typing.get_origin(a) in (list, tuple)), None)
+    if items is not None:
+        return stated(next(n["items"] for n in nodes if "items" in n), typing.get_args(items)[0])
+    found = [{w: n[w] for w in WORDS if w in n} for n in nodes]
+    assert sum(bool(f) for f in found) <= 1, found  # one place states them, or merging would hide a clash
+    return next((f for f in found if f), {})
+
+
+@pytest.mark.parametrize("name", sorted(MIRRORS))
+def test_schema_ranges_and_choices_are_the_fields(name):
+    cls, node = MIRRORS[name]
+    hints = typing.get_type_hints(cls)
+    props, differ = node["properties"], []
+    for f in dataclasses.fields(cls):
+        if f.name in WORKFLOW_SET.get(name, ()):
+            assert f.name not in props, f.name
+            continue
+        schema = stated(props[f.name], hints[f.name])
+        if REGISTRY in f.metadata:  # names a plugin may add: the schema checks their form
+            assert "enum" not in schema and "pattern" in props[f.name], f.name
+            assert all(re.fullmatch(props[f.name]["pattern"], v) for v in f.metadata[REGISTRY]()), f.name
+        if limits_of(f) != schema:
+            differ.append(f"{name}.{f.name}: class {limits_of(f)}, schema {schema}")
+    assert not differ, differ
 
 
 def test_enums_are_the_registries_and_names_follow_their_form():

@@ -2,8 +2,10 @@
 
 A stage owns the dataclass of a section its code reads (``ehi.train.config.TrainConfig``,
 ``ehi.search.config.SearchConfig``, ``ehi.evaluate.config.EvaluationConfig``); the sections only
-the workflow reads are in ``ehi.config``, which maps every section to its class. The JSON schema of the workflow repeats the defaults for Snakemake's validation
-and documents every key; ``tests/test_config_schema.py`` checks that the two agree.
+the workflow reads are in ``ehi.config``, which maps every section to its class. A field's range
+and choices are declared on it (:func:`bounded`) and checked by :class:`Section` on construction.
+The JSON schema of the workflow repeats the defaults, ranges and choices for Snakemake's validation
+and documents every key; ``tests/test_config_schema.py`` checks that the two agree field by field.
 
 :func:`canonical` is what rule params carry: a config section with its keys sorted (Snakemake
 compares params by ``repr``, in which a dict keeps its insertion order), so reordering keys in a
@@ -13,6 +15,7 @@ config file never reruns a job.
 from __future__ import annotations
 
 import dataclasses
+import math
 import numbers
 import types
 import typing
@@ -21,6 +24,38 @@ from typing import Any, TypeVar
 from ehi.core.errors import ConfigError
 
 S = TypeVar("S", bound="Section")
+
+# The largest seed (every seed key's maximum): a seed and the seeds derived from it (seed + level and
+# node offsets) must fit the signed 32-bit integer FAISS's k-means takes, the narrowest of the
+# libraries seeded (numpy, torch, FAISS, ScaNN).
+SEED_MAX = 2**30
+LIMITS = "limits"  # field metadata: its range and choices, in the JSON schema's words
+REGISTRY = "registry"  # field metadata: a function naming the values a registry (plugins included) takes
+BOUNDS = {"minimum": ("below its minimum", lambda v, b: v >= b), "maximum": ("above its maximum", lambda v, b: v <= b),
+          "exclusiveMinimum": ("not above", lambda v, b: v > b), "exclusiveMaximum": ("not below", lambda v, b: v < b)}
+
+
+def bounded(default: Any = dataclasses.MISSING, *, default_factory: Any = dataclasses.MISSING, minimum=None,
+            maximum=None, exclusive_minimum=None, exclusive_maximum=None, choices=None, registry=None,
+            metadata: dict | None = None) -> Any:
+    """A section field with its range and choices, checked on construction (:class:`Section`); on a
+    list field they hold for every item. ``choices``: a tuple, or a function returning one (read at
+    check time, for a list that lives in a module too heavy to import here); the schema states the
+    same ``enum``. ``registry``: a function naming what a registry takes, plugins included, so the
+    schema states the names' form (a pattern) and the registry the names."""
+    limits = {"minimum": minimum, "maximum": maximum, "exclusiveMinimum": exclusive_minimum,
+              "exclusiveMaximum": exclusive_maximum, "enum": choices}
+    extra = {LIMITS: {k: v for k, v in limits.items() if v is not None}, **({REGISTRY: registry} if registry else {})}
+    return dataclasses.field(default=default, default_factory=default_factory, metadata={**(metadata or {}), **extra})
+
+
+def limits_of(f: dataclasses.Field) -> dict:
+    """A field's declared range and choices in the JSON schema's words, choices as a list."""
+    limits = dict(f.metadata.get(LIMITS, {}))
+    if "enum" in limits:
+        choices = limits["enum"]
+        limits["enum"] = list(choices() if callable(choices) else choices)
+    return limits
 
 
 def canonical(value: Any) -> Any:
@@ -34,10 +69,26 @@ def canonical(value: Any) -> Any:
 
 class Section:
     """Mixin of the section dataclasses: built from a config dict, where an unknown key or a value
-    of the wrong type is refused in one line naming the key (a section's own ranges are checked by
-    its ``__post_init__``)."""
+    of the wrong type is refused in one line naming the key; on construction, a value outside its
+    field's declared range or choices (:func:`bounded`), and a broken rule between fields
+    (:meth:`rules`), likewise."""
 
     section = ""  # the config's name for it, for messages
+
+    def __post_init__(self):
+        name = self.section or type(self).__name__
+        for f in dataclasses.fields(self):
+            fault = _fault(getattr(self, f.name), f)
+            if fault:
+                raise ConfigError(f"{name} key {f.name!r}: {fault}")
+        broken = [rule for rule, holds in self.rules().items() if not holds]
+        if broken:
+            raise ConfigError(f"{name}: {'; '.join(broken)}")
+
+    def rules(self) -> dict[str, bool]:
+        """The section's rules between fields, {what it says: whether it holds}; a range or a choice
+        of one field is declared on the field instead."""
+        return {}
 
     @classmethod
     def from_dict(cls: type[S], values: dict | None) -> S:
@@ -66,6 +117,25 @@ class Section:
             elif f.default_factory is not dataclasses.MISSING:
                 out[f.name] = f.default_factory()
         return out
+
+
+def _fault(value, spec: dataclasses.Field) -> str | None:
+    """What is wrong with ``value`` against the field's declared range and choices (None: nothing);
+    a list's items are checked each, null is never out of range (the type says whether it may be)."""
+    if value is None or not (spec.metadata.get(LIMITS) or spec.metadata.get(REGISTRY)):
+        return None
+    if isinstance(value, (list, tuple)):
+        faults = (_fault(item, spec) for item in value)
+        return next((f"{fault} (an item of {list(value)!r})" for fault in faults if fault), None)
+    limits = limits_of(spec)
+    if REGISTRY in spec.metadata:
+        limits["enum"] = sorted(spec.metadata[REGISTRY]())
+    if "enum" in limits and value not in limits["enum"]:
+        return f"{value!r} is not one of {limits['enum']}"
+    bounds = [(limits[k], *BOUNDS[k]) for k in BOUNDS if k in limits]
+    if bounds and (isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value)):
+        return f"{value!r} is not a finite number"
+    return next((f"{value!r} is {said} {bound!r}" for bound, said, holds in bounds if not holds(value, bound)), None)
 
 
 def _is(value, hint) -> bool:

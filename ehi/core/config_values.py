@@ -22,10 +22,6 @@ from ehi.core.pretrained import MINILM_ALIASES, minilm_path
 TINY_RANDOM = ("tiny-random", 32)  # ehi.model.encoder._tiny_random_model's hidden size
 SUM_TOLERANCE = 1e-6  # as ehi.data.query_split, which refuses the same sums at preparation
 LIST_KEYS = ("ivf_nlist", "scann_leaves")  # search keys that partition the corpus into lists
-# The largest seed the schema takes (its seed keys' maximum): a seed and the seeds derived from it
-# (seed + level and node offsets) must fit the signed 32-bit integer FAISS's k-means takes, the
-# narrowest of the libraries seeded (numpy, torch, FAISS, ScaNN).
-SEED_MAX = 2**30
 
 
 def _config_dim(config_json: Path) -> int | None:

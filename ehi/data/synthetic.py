@@ -25,35 +25,37 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ehi.core.config import SEED_MAX, Section, bounded
 from ehi.data.dataset import Dataset
 
 _WORD = re.compile(r"^[a-z]{4,12}$")
 
 
 @dataclass(frozen=True)
-class SyntheticConfig:
-    n_docs: int = 3000
-    n_queries: int = 800
-    split_fractions: tuple[float, float, float] = (0.6, 0.2, 0.2)  # train, dev, test
-    n_topics: int = 8
-    n_subtopics: int = 8
-    key_pool: int = 40  # key words per subtopic; smaller = more overlap = harder
-    group_sizes: tuple[float, float, float] = (0.6, 0.25, 0.15)  # P(1, 2, 3 relevant docs)
-    core_keys: int = 4  # key words shared by a group's documents
-    own_keys: int = 3  # key words of each document alone
-    query_keys: int = 3  # core keys a query names; fewer = harder
-    noise_words: int = 10  # general words per document
-    query_noise: int = 2  # general words per query
-    seed: int = 13
+class SyntheticConfig(Section):
+    """``dataset.synthetic``: the generator's knobs, a section nested in ``dataset``."""
+
+    section = "synthetic dataset"
+
+    n_docs: int = bounded(3000, minimum=10)
+    n_queries: int = bounded(800, minimum=3)
+    split_fractions: tuple[float, float, float] = bounded((0.6, 0.2, 0.2), minimum=0)  # train, dev, test
+    n_topics: int = bounded(8, minimum=1)
+    n_subtopics: int = bounded(8, minimum=1)
+    key_pool: int = bounded(40, minimum=8)  # key words per subtopic; smaller = more overlap = harder
+    group_sizes: tuple[float, float, float] = bounded((0.6, 0.25, 0.15), minimum=0)  # P(1, 2, 3 relevant docs)
+    core_keys: int = bounded(4, minimum=1)  # key words shared by a group's documents
+    own_keys: int = bounded(3, minimum=0)  # key words of each document alone
+    query_keys: int = bounded(3, minimum=1)  # core keys a query names; fewer = harder
+    noise_words: int = bounded(10, minimum=0)  # general words per document
+    query_noise: int = bounded(2, minimum=0)  # general words per query
+    seed: int = bounded(13, minimum=0, maximum=SEED_MAX)
 
     @classmethod
-    def from_dict(cls, values: dict) -> "SyntheticConfig":
-        known = set(cls.__dataclass_fields__)
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"unknown synthetic dataset key(s) {unknown}; known: {sorted(known)}")
-        values = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
-        return cls(**values)
+    def from_dict(cls, values: dict | None) -> "SyntheticConfig":
+        # YAML has no tuples: the fractions arrive as lists, and a frozen config keeps them hashable
+        values = {k: tuple(v) if isinstance(v, list) else v for k, v in (values or {}).items()}
+        return super().from_dict(values)
 
 
 def vocabulary_words() -> list[str]:

@@ -7,54 +7,61 @@ Light to import (no torch): the Snakefile reads the fields while it parses.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from ehi.core.config import Section
-from ehi.core.errors import ConfigError
+from ehi.core.config import SEED_MAX, Section, bounded
 from ehi.train.losses.names import siamese_loss_names
 
 READS = "reads"  # the field metadata key: "tree" (EHI's tree only) or "shared" (DE and EHI)
 
 
-def tree(default):
+def tree(default, **limits):
     """A setting only EHI's tree reads: DE builds no tree, the tree losses are zero without one,
-    the dev tree figures and the k-means floor need a tree."""
-    return field(default=default, metadata={READS: "tree"})
+    the dev tree figures and the k-means floor need a tree. ``limits``: its range and choices
+    (:func:`ehi.core.config.bounded`)."""
+    return bounded(default, metadata={READS: "tree"}, **limits)
 
 
-def shared(default):
+def shared(default, **limits):
     """A setting both models read (the encoder, its losses, its batches, its run)."""
-    return field(default=default, metadata={READS: "shared"})
+    return bounded(default, metadata={READS: "shared"}, **limits)
+
+
+def _path_layouts() -> tuple[str, ...]:
+    from ehi.model.tree import PATH_LAYOUTS  # here: the module imports torch
+
+    return PATH_LAYOUTS
 
 
 @dataclass(frozen=True)
 class TrainConfig(Section):
     """Every hyper-parameter of a training run; mirrors the ``train`` section of the config. Built
     from a dict (:meth:`~ehi.core.config.Section.from_dict`), an unknown key or a value of the wrong
-    type is refused in one line naming the key, as in every section; the ranges below likewise."""
+    type is refused in one line naming the key, as in every section; a value outside its field's
+    range or choices, and a broken rule between fields (:meth:`rules`), likewise."""
 
     section = "train"
 
-    epochs: int = shared(5)
-    batch_size: int = shared(64)
-    lr_encoder: float = shared(2e-5)
-    lr_indexer: float = tree(1e-3)
-    weight_decay: float = shared(0.01)
-    warmup_ratio: float = shared(0.1)
-    grad_clip: float = shared(1.0)
-    height: int = tree(2)
-    branching: int = tree(8)
-    indexer_hidden: int | None = tree(None)  # width of U_h x; None = encoder dim
+    epochs: int = shared(5, minimum=1)
+    batch_size: int = shared(64, minimum=2)
+    lr_encoder: float = shared(2e-5, minimum=0)
+    lr_indexer: float = tree(1e-3, minimum=0)
+    weight_decay: float = shared(0.01, minimum=0)
+    warmup_ratio: float = shared(0.1, minimum=0, exclusive_maximum=1)
+    grad_clip: float = shared(1.0, minimum=0)  # 0: no clipping
+    height: int = tree(2, minimum=1, maximum=6)
+    branching: int = tree(8, minimum=2, maximum=65536)
+    indexer_hidden: int | None = tree(None, minimum=1)  # width of U_h x; None = encoder dim
     # "data": TreeIndexer.standardize_ on the first corpus embedding (random directions, the paper's
     # recipe); "kmeans": a stabiliser beyond the paper, spherical (hierarchical) k-means folded into
     # the tree (ehi.model.tree_init), so the tree starts as an IVF partition; "ivf": the partition
     # FAISS-IVF itself trains (its centroids and seed; the floor's tree at epoch 0); "random": PyTorch's init
-    indexer_init: str = tree("data")
+    indexer_init: str = tree("data", choices=("data", "kmeans", "ivf", "random"))
     # Where EHI's encoder starts: "pretrained" (the configured encoder) or "de" (the main setting's
     # trained DE of the same seed, as the paper starts EHI from an encoder fine-tuned on the task).
     # The workflow passes that encoder in (workflow/rules/common.smk: start_encoder); the loop never reads it.
-    encoder_init: str = tree("pretrained")
-    path_layout: str = tree("node")
+    encoder_init: str = tree("pretrained", choices=("pretrained", "de"))
+    path_layout: str = tree("node", choices=_path_layouts)
     # Option beyond the paper: each tree node gets its own child classifier (TreeIndexer.per_node).
     # In the paper's form a parent only adds a bias at the next level, so all B^h parents split
     # their regions along the same B directions; on the synthetic default (H=2, B=8, frozen MiniLM)
@@ -69,55 +76,55 @@ class TrainConfig(Section):
     # InfoNCE (at ``neighbour_temperature``) over their path cosines. It runs the indexer on the
     # cached, detached embeddings, so it trains the indexer only (no extra encoder passes).
     # 0 = off (the paper's objective).
-    lambda_neighbour: float = tree(0.0)
-    neighbour_k: int = tree(10)
-    neighbour_anchors: int = tree(256)
-    neighbour_temperature: float = tree(0.3)
-    lambda_siamese: float = shared(1.0)
-    lambda_indexing: float = tree(1.0)
-    lambda_intra_leaf: float = tree(0.5)
-    margin: float = shared(0.1)  # L_siamese (triplet) and L_intra-leaf, on cosine
-    margin_indexing: float = tree(0.1)  # L_indexing, on path-embedding cosine
-    temperature: float = shared(0.05)  # InfoNCE
-    siamese_loss: str = shared("triplet")
-    n_hard_negatives: int = shared(2)
+    lambda_neighbour: float = tree(0.0, minimum=0)
+    neighbour_k: int = tree(10, minimum=1)
+    neighbour_anchors: int = tree(256, minimum=2)
+    neighbour_temperature: float = tree(0.3, exclusive_minimum=0)
+    lambda_siamese: float = shared(1.0, minimum=0)
+    lambda_indexing: float = tree(1.0, minimum=0)
+    lambda_intra_leaf: float = tree(0.5, minimum=0)
+    margin: float = shared(0.1, minimum=0)  # L_siamese (triplet) and L_intra-leaf, on cosine
+    margin_indexing: float = tree(0.1, minimum=0)  # L_indexing, on path-embedding cosine
+    temperature: float = shared(0.05, exclusive_minimum=0)  # InfoNCE
+    siamese_loss: str = shared("triplet", registry=siamese_loss_names)
+    n_hard_negatives: int = shared(2, minimum=0)
     hard_negatives: bool = shared(True)  # False: in-batch negatives only
-    hard_negative_pool: int = shared(20)  # DE: sample hard negatives from this exact top-k
+    hard_negative_pool: int = shared(20, minimum=1)  # DE: sample hard negatives from this exact top-k
     in_batch_negatives: bool = shared(True)
-    reindex_every: int = shared(1)
+    reindex_every: int = shared(1, minimum=1)
     # Pairs per epoch: 0 = every (query, positive) pair; N = the first N of the epoch's seeded
     # permutation, a different subset every epoch (the warm-up and decay count these steps).
-    pairs_per_epoch: int = shared(0)
-    max_length: int = shared(128)
-    seed: int = shared(0)
+    pairs_per_epoch: int = shared(0, minimum=0)
+    max_length: int = shared(128, minimum=1)
+    seed: int = shared(0, minimum=0, maximum=SEED_MAX)
     use_tree: bool = shared(True)  # False = DE baseline (lambda_indexing = lambda_intra_leaf = 0)
     diagnostics: bool = tree(True)
-    diagnostic_beam: int | None = tree(None)  # None: the beam visiting ~10% of leaves
+    diagnostic_beam: int | None = tree(None, minimum=1)  # None: the beam visiting ~10% of leaves
     # The step log (ehi.train.step_log): every this many encoder steps, and at the first, one row of
     # leaf occupancy, loss terms and each term's gradient norm to the tower and to the router, in
     # step_log.parquet of the run. 0 = off (nothing written, no extra backward).
-    diag_every: int = tree(0)
-    encode_batch_size: int = shared(64)
+    diag_every: int = tree(0, minimum=0)
+    encode_batch_size: int = shared(64, minimum=1)
     device: str = shared("auto")
     # Tree-only updates (ehi.train.tree_updates): after each encoder step, ``indexer_steps`` AdamW
     # steps of the tree alone on the cached, detached embeddings of the split's (query, positive)
     # pairs, at their own learning rate and schedule. The joint step is unchanged (L_indexing still
     # reaches the encoder); these decouple the tree's optimisation from the encoder's step count.
     # 0 = off (the paper's recipe, and today's weights bit for bit).
-    indexer_steps: int = tree(0)
-    indexer_steps_lr: float = tree(1e-3)
-    indexer_steps_batch: int = tree(64)
-    indexer_steps_schedule: str = tree("constant")  # or "linear" (to zero at the last encoder step)
+    indexer_steps: int = tree(0, minimum=0)
+    indexer_steps_lr: float = tree(1e-3, exclusive_minimum=0)
+    indexer_steps_batch: int = tree(64, minimum=1)
+    indexer_steps_schedule: str = tree("constant", choices=("constant", "linear"))  # linear: to zero at the last encoder step
     # After the tree-only updates of every this many encoder steps, every document's leaf in the
     # cache is reassigned (the hard-negative miners read them); 0: only at each epoch's end. A pass
     # is N x B tree scores, which at 10^6 documents costs a minute a step on one core.
-    indexer_steps_refresh: int = tree(1)
+    indexer_steps_refresh: int = tree(1, minimum=0)
     # Corpus-wide negatives for L_indexing: this many unjudged documents drawn from the whole corpus
     # per pair (their cached embeddings, through the tree), in the joint step and the tree updates.
-    indexing_negatives: int = tree(0)
+    indexing_negatives: int = tree(0, minimum=0)
     # Load balance in the tree updates (ehi.train.tree_fit.balance_loss): this weight times how
     # unevenly 512 random corpus documents per update spread over the leaves. 0 = off.
-    lambda_balance: float = tree(0.0)
+    lambda_balance: float = tree(0.0, minimum=0)
     # Dev evaluation at every epoch end (ehi.train.dev_eval): exact search and, with a tree, the tree
     # at the largest beam scoring at most ``dev_budget``; ``select: dev`` keeps the best dev epoch's
     # weights (``select_metric``; "auto" = the tree's nDCG@10 for EHI, exact nDCG@10 for DE;
@@ -127,67 +134,28 @@ class TrainConfig(Section):
     # every epoch beside the trained tree; the better on dev is kept (ehi.train.dev_curve).
     dev_eval: bool = shared(False)
     dev_split: str = shared("dev")
-    dev_budget: float = tree(0.1)
+    dev_budget: float = tree(0.1, exclusive_minimum=0, maximum=1)
     # What a dev budget counts: documents scored, or work (documents plus routing); None = documents,
     # and the workflow passes search.budget_cost work here, so the epoch kept reads the tables' cost.
-    dev_cost: str | None = tree(None)
-    select: str = shared("last")
-    select_metric: str = shared("auto")
-    floor: str = tree("none")
-    patience: int = shared(0)
+    dev_cost: str | None = tree(None, choices=("documents", "work"))
+    select: str = shared("last", choices=("last", "dev"))
+    select_metric: str = shared("auto", choices=("auto", "kmr_auc", "dev_ndcg@10", "dev_recall@100", "dev_tree_ndcg@10",
+                                                  "dev_tree_recall@100"))
+    floor: str = tree("none", choices=("none", "kmeans"))
+    patience: int = shared(0, minimum=0)
     # Freeze the bottom ``freeze_layers`` transformer layers (and the embeddings) and cache their
     # outputs for every text once per run (ehi.model.layer_cache), so steps and re-embeddings run the
     # top layers only. 0 = full fine-tuning.
-    freeze_layers: int = shared(0)
-    layer_cache_dtype: str = shared("float16")
+    freeze_layers: int = shared(0, minimum=0)
+    layer_cache_dtype: str = shared("float16", choices=("float16", "float32"))
     # GradCache (ehi.train.grad_cache): encode a step's texts in micro-batches of this many, each
     # recomputed in the backward, so activation memory is one micro-batch's while the loss (and its
     # in-batch negatives) stays the whole batch's. 0 = off.
-    grad_cache_chunk: int = shared(0)
+    grad_cache_chunk: int = shared(0, minimum=0)
 
-    def __post_init__(self):
-        from ehi.model.tree import PATH_LAYOUTS  # here: the module imports torch
-
-        checks = {
-            "epochs >= 1": self.epochs >= 1, "batch_size >= 1": self.batch_size >= 1,
-            "height >= 1": self.height >= 1, "branching >= 2": self.branching >= 2,
-            f"path_layout in {PATH_LAYOUTS}": self.path_layout in PATH_LAYOUTS,
-            f"siamese_loss in {sorted(siamese_loss_names())}": self.siamese_loss in siamese_loss_names(),
-            "reindex_every >= 1": self.reindex_every >= 1, "pairs_per_epoch >= 0": self.pairs_per_epoch >= 0, "n_hard_negatives >= 0": self.n_hard_negatives >= 0,
-            "0 <= warmup_ratio < 1": 0 <= self.warmup_ratio < 1,
-            "indexer_init in ('data', 'kmeans', 'ivf', 'random')": self.indexer_init in ("data", "kmeans", "ivf", "random"),
-            "encoder_init in ('pretrained', 'de')": self.encoder_init in ("pretrained", "de"),
-            "grad_cache_chunk >= 0": self.grad_cache_chunk >= 0,
-            "indexer_steps >= 0": self.indexer_steps >= 0, "indexer_steps_refresh >= 0": self.indexer_steps_refresh >= 0, "indexing_negatives >= 0": self.indexing_negatives >= 0,
-            "indexer_steps_schedule in ('constant', 'linear')": self.indexer_steps_schedule in ("constant", "linear"),
-            "select in ('last', 'dev')": self.select in ("last", "dev"),
-            "select: dev needs dev_eval": self.select != "dev" or self.dev_eval,
-            "floor in ('none', 'kmeans')": self.floor in ("none", "kmeans"),
-            "floor: kmeans needs select_metric: kmr_auc": self.floor == "none" or self.select_metric == "kmr_auc",
-            "patience >= 0": self.patience >= 0, "0 < dev_budget <= 1": 0 < self.dev_budget <= 1,
-            "dev_cost is documents or work": self.dev_cost in (None, "documents", "work"),
-            "freeze_layers >= 0": self.freeze_layers >= 0,
-            "layer_cache_dtype in ('float16', 'float32')": self.layer_cache_dtype in ("float16", "float32"),
-            "lambda_neighbour >= 0": self.lambda_neighbour >= 0, "lambda_balance >= 0": self.lambda_balance >= 0,
-            "neighbour_k >= 1": self.neighbour_k >= 1,
-            "neighbour_anchors >= 2": self.neighbour_anchors >= 2,
-            "neighbour_temperature > 0": self.neighbour_temperature > 0,
-            "lr_encoder >= 0": self.lr_encoder >= 0, "lr_indexer >= 0": self.lr_indexer >= 0,
-            "weight_decay >= 0": self.weight_decay >= 0, "grad_clip >= 0": self.grad_clip >= 0,
-            "lambda_siamese, lambda_indexing, lambda_intra_leaf >= 0":
-                min(self.lambda_siamese, self.lambda_indexing, self.lambda_intra_leaf) >= 0,
-            "margin, margin_indexing >= 0": min(self.margin, self.margin_indexing) >= 0,
-            "temperature > 0": self.temperature > 0, "hard_negative_pool >= 1": self.hard_negative_pool >= 1,
-            "0 <= seed <= 2**30": 0 <= self.seed <= 2 ** 30, "max_length >= 1": self.max_length >= 1,
-            "encode_batch_size >= 1": self.encode_batch_size >= 1,
-            "indexer_steps_lr > 0": self.indexer_steps_lr > 0, "indexer_steps_batch >= 1": self.indexer_steps_batch >= 1,
-            "indexer_hidden null or >= 1": self.indexer_hidden is None or self.indexer_hidden >= 1,
-            "diagnostic_beam null or >= 1": self.diagnostic_beam is None or self.diagnostic_beam >= 1,
-            "diag_every >= 0": self.diag_every >= 0,
-        }
-        bad = [rule for rule, ok in checks.items() if not ok]
-        if bad:
-            raise ConfigError(f"train: need {', '.join(bad)}")
+    def rules(self) -> dict[str, bool]:
+        return {"select: dev needs dev_eval": self.select != "dev" or self.dev_eval,
+                "floor: kmeans needs select_metric: kmr_auc": self.floor == "none" or self.select_metric == "kmr_auc"}
 
     @property
     def n_negatives(self) -> int:

@@ -88,7 +88,7 @@ def test_a_schema_violation_is_one_line_naming_the_key(override, names):
 
 
 def test_every_seed_key_is_bounded_by_seed_max():
-    from ehi.core.config_values import SEED_MAX
+    from ehi.core.config import SEED_MAX
 
     def seed_maxima(node, path=""):  # every schema property named *seed*, under anyOf/oneOf too
         if isinstance(node, list):

@@ -16,10 +16,14 @@ from ehi.train.config import TrainConfig
     ({"batch_size": True}, r"train key 'batch_size': True is not an integer"),
     ({"dev_eval": "yes"}, r"train key 'dev_eval': 'yes' is not true or false"),
     ({"indexer_hidden": 1.5}, r"train key 'indexer_hidden': 1.5 is not an integer or null"),
-    ({"epochs": 0}, r"train: need epochs >= 1"),
-    ({"temperature": 0.0}, r"train: need temperature > 0"),
-    ({"seed": -1}, r"train: need 0 <= seed <= 2\*\*30"),
-    ({"diagnostic_beam": 0}, r"train: need diagnostic_beam null or >= 1"),
+    ({"epochs": 0}, r"train key 'epochs': 0 is below its minimum 1"),
+    ({"temperature": 0.0}, r"train key 'temperature': 0.0 is not above 0"),
+    ({"seed": 2 ** 30 + 1}, r"train key 'seed': 1073741825 is above its maximum 1073741824"),
+    ({"diagnostic_beam": 0}, r"train key 'diagnostic_beam': 0 is below its minimum 1"),
+    ({"warmup_ratio": float("nan")}, r"train key 'warmup_ratio': nan is not a finite number"),
+    ({"path_layout": "leaf"}, r"train key 'path_layout': 'leaf' is not one of \['node', 'frontier'\]"),
+    ({"siamese_loss": "hinge"}, r"train key 'siamese_loss': 'hinge' is not one of \[.*'triplet'\]"),
+    ({"select": "dev"}, r"train: select: dev needs dev_eval$"),
 ])
 def test_a_bad_train_value_is_refused_in_one_line_naming_it(values, said):
     with pytest.raises(ConfigError, match=said) as err:
