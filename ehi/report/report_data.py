@@ -27,7 +27,7 @@ class ReportInputs:
     summaries: tuple[Path, ...] = ()  # <variant>/summary.parquet, seed replicas' included
     train_logs: tuple[Path, ...] = ()  # <variant>/train_log/<model>.parquet
     leaves: tuple[Path, ...] = ()  # <variant>/leaves.parquet of each variant that searches its tree
-    ablation_per_query: tuple[Path, ...] = ()  # <variant>/per_query/<ablation system>.parquet
+    ablation_significance: Path | None = None  # ablation_significance.parquet (rule ablation_significance)
 
     @property
     def results(self) -> Path:
@@ -41,15 +41,15 @@ class ReportInputs:
         return out
 
     @classmethod
-    def of_results(cls, results: str | os.PathLike, variants, ablation_systems) -> "ReportInputs":
+    def of_results(cls, results: str | os.PathLike, variants) -> "ReportInputs":
         """The inputs rule tables would declare over a results folder, for a report outside the workflow
         (``variants``: seed replicas included where the report reads them)."""
         results = Path(results)
         there = lambda paths: tuple(p for p in paths if p.exists())  # noqa: E731
+        ablation = results / "ablation_significance.parquet"
         return cls(results / "significance.parquet", there(results / v / "summary.parquet" for v in variants),
                    tuple(p for v in variants for p in sorted((results / v / "train_log").glob("*.parquet"))),
-                   there(results / v / "leaves.parquet" for v in variants),
-                   there(results / v / "per_query" / f"{s}.parquet" for v in variants for s in ablation_systems))
+                   there(results / v / "leaves.parquet" for v in variants), ablation if ablation.exists() else None)
 
 
 @dataclass(frozen=True)
@@ -66,9 +66,7 @@ class ReportSettings:
     metrics: tuple[str, ...]
     targets: tuple[float, ...]
     ablation_systems: tuple[str, ...]
-    n_permutations: int = 10_000
-    seed: int = 0
-    alpha: float = 0.05
+    alpha: float = 0.05  # the ablation tests' (rule ablation_significance), in their caption
     variant_systems: dict = field(default_factory=dict)
     seed_replicas: dict = field(default_factory=dict)
     main_seed: int = 0
@@ -100,7 +98,7 @@ class ReportData:
     leaves: dict[str, pd.DataFrame]
     train_logs: dict[str, dict[str, pd.DataFrame]]
     timings: dict[str, list[pd.DataFrame]]
-    ablation_per_query: pd.DataFrame
+    ablation_significance: pd.DataFrame  # empty without ablations or their tests
 
     @property
     def main_summary_path(self) -> str:
@@ -119,7 +117,7 @@ class ReportData:
                 for v, paths in inputs.by_variant(inputs.train_logs, 2).items()}
         timings = {v: [read_table(p, "timings") for p in sorted((inputs.results / v / "timings").glob("*.parquet"))]
                    for v in s.variants}
-        frames = [on_budget_axis(read_table(p, "per_query"), s.budget_axis, str(p)) for p in inputs.ablation_per_query] \
-            if s.ablations else []
-        per_query = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-        return cls(inputs.results, summaries, significance, leaves, logs, timings, per_query)
+        path = inputs.ablation_significance
+        ablation = check_significance_values(read_table(path, "significance"), path, s.dataset) \
+            if path is not None and s.ablations else pd.DataFrame()
+        return cls(inputs.results, summaries, significance, leaves, logs, timings, ablation)

@@ -19,8 +19,7 @@ from ehi.model.tree_stats import leaf_health, leaf_size_stats
 from ehi.evaluate.metrics import kmr_table
 from ehi.core.io import atomic_dir, staged_files
 from ehi.core.work import BUDGET_AXES
-from ehi.evaluate.stats import ablation_significance
-from ehi.search.registry import budgeted
+from ehi.evaluate.ablation_tests import ABLATION_BUDGET, ablation_searches
 from ehi.evaluate.variant_systems import parse as parse_variant_systems, with_variant_systems
 from ehi.report.seed_tables import kmr_over_seeds_wide, plot_kmr_over_seeds, seeded_summary
 from ehi.report.noise import near_chance_note
@@ -31,16 +30,6 @@ from ehi.report.report_files import check_no_figure_dropped
 from ehi.report.train_log import train_log_table
 
 log = logging.getLogger(__name__)
-
-ABLATION_BUDGET = 0.1  # ablations compare a budgeted search (EHI's tree) at this fraction of documents scored
-
-
-def ablation_searches(systems) -> list[tuple[str, str, float]]:
-    """(system, its label, the fraction of documents it is read at) of each ablation system: a
-    budgeted search (the registry says which) at ABLATION_BUDGET, an exhaustive one at 1.0; the label
-    is its search kind ("tree", "tree-pq", "exact")."""
-    return [(s, s.split("+", 1)[1], ABLATION_BUDGET if budgeted(s) else 1.0) for s in systems]
-
 
 def _pct(target: float) -> str:
     return f"{100 * target:g}%"
@@ -216,8 +205,7 @@ def _render_ablations(data: ReportData, s: ReportSettings, summaries, names, tab
     abl = ablation_table(summaries, ablations, s.metrics, systems)  # every metric; the figure shows the first
     draw.render_table(abl, tables / f"{dataset}_ablations", caption=f"{dataset}: ablations of EHI",
                       empty="This config has no ablations.")
-    sig = ablation_significance(data.ablation_per_query, ablations, s.metrics, ABLATION_BUDGET, n_permutations=s.n_permutations,
-                                seed=s.seed, alpha=s.alpha, searches=[(x, t) for x, _, t in ablation_searches(systems)])
+    sig = data.ablation_significance
     for name in ablations:  # each variant with its interval against the main setting
         rows = abl[abl.ablation == name]
         draw.plot_ablation(rows, list(rows.columns[2:4]), figures / f"ablation_{name}.png",

@@ -27,12 +27,12 @@ def synthetic_report() -> tuple[ReportInputs, ReportSettings]:
     seeds = setting_replicas(parse(paths), config["train"]["seeds"], 0)
     replicas = [r for rs in seeds.values() for r in rs]
     settings = ReportSettings("synthetic", ("main", floor), {"floor": [floor]}, ("ndcg@10", "recall@100"),
-                              (0.05, 0.1, 1.0), SYSTEMS, n_permutations=200, variant_systems=paths,
+                              (0.05, 0.1, 1.0), SYSTEMS, variant_systems=paths,
                               seed_replicas=seeds)
-    everything = ReportInputs.of_results(RESULTS, replicas, SYSTEMS)
+    everything = ReportInputs.of_results(RESULTS, replicas)
     ours = [f for f in everything.train_logs if f.parents[1].relative_to(RESULTS).as_posix() in settings.variants]
-    per_query = [f for f in everything.ablation_per_query if f.parents[1].relative_to(RESULTS).as_posix() in settings.variants]
-    return ReportInputs(everything.significance, everything.summaries, tuple(ours), everything.leaves, tuple(per_query)), settings
+    return ReportInputs(everything.significance, everything.summaries, tuple(ours), everything.leaves,
+                        everything.ablation_significance), settings
 
 
 def test_build_report_reads_every_declared_input_exactly_once(tmp_path, monkeypatch):
@@ -47,8 +47,8 @@ def test_build_report_reads_every_declared_input_exactly_once(tmp_path, monkeypa
     monkeypatch.setattr(pq, "read_table", counted(pq.read_table))
     monkeypatch.setattr(pd, "read_parquet", counted(pd.read_parquet))
     inputs, settings = synthetic_report()
-    declared = [inputs.significance, *inputs.summaries, *inputs.train_logs, *inputs.leaves, *inputs.ablation_per_query]
-    assert len(inputs.summaries) == 6 and inputs.train_logs and inputs.leaves and inputs.ablation_per_query
+    declared = [inputs.significance, *inputs.summaries, *inputs.train_logs, *inputs.leaves, inputs.ablation_significance]
+    assert len(inputs.summaries) == 6 and inputs.train_logs and inputs.leaves and inputs.ablation_significance
     build_report(inputs, settings, tmp_path / "tables", tmp_path / "figures")
     assert reads == Counter(Path(p).resolve() for p in declared)
     assert (tmp_path / "tables" / "synthetic_kmr_seeds.csv").exists()
