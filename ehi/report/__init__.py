@@ -1,9 +1,9 @@
 """Tables, figures and claims from cached results only: ``tables`` (every table and figure of one
-dataset) with ``figures``, ``styles``, ``latex`` and ``latex_fit`` (tables set to fit the text
+dataset, each a function of ``report_data``: its inputs read and checked once) with ``figures``, ``styles``, ``latex`` and ``latex_fit`` (tables set to fit the text
 width), ``train_log``, ``step_figure`` (a training's step log), ``seed_tables`` and
 ``significance_table``; ``across`` (one table across datasets), ``claims`` (the paper's claims
 against our numbers), ``missing`` (what a report-only run lacks) and ``gain`` (the scale study's
-gain of the tree over k-means IVF at equal work) with ``gain_scaling`` (that gain against N and
+gain of the tree over k-means IVF at equal work, reading the files ``gain_inputs`` names) with ``gain_scaling`` (that gain against N and
 training queries a leaf), ``world_fit`` (the synthetic world's vectors and KMR shapes beside real
 collections') with ``world_calibration`` (the world's knobs held to a real collection's facts),
 ``dev_choice`` (training settings chosen on dev: a grid's points, or a setting spread over

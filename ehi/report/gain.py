@@ -36,6 +36,7 @@ from ehi.evaluate.roles import ROLE_TREE, routes_over_lists
 from ehi.evaluate.seeds import per_query_over_seeds, seed_column
 from ehi.evaluate.stats import holm, paired_tests
 from ehi.report.figures import render_table, save_figure
+from ehi.report.gain_inputs import report_names
 
 # the study's budgets (0.1-10% of work) and two above, where the small real collections have their points
 BUDGETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
@@ -69,12 +70,14 @@ class GainSystems:
 @dataclass(frozen=True)
 class GainDataset:
     """One dataset of the gain table: its results folder (``results/<name>``, with its ``data.json``),
-    its tree's leaf count, its report names (evaluation.variant_systems) and its main seed."""
+    its tree's leaf count, its report names (evaluation.variant_systems), its main seed and the
+    per-query tables it reads (rule gain_table's inputs: :mod:`ehi.report.gain_inputs`)."""
 
     results: Path
     leaves: int
     variant_systems: dict
     main_seed: int = 0
+    per_query: tuple[Path, ...] = ()
 
     @property
     def name(self) -> str:
@@ -90,17 +93,14 @@ def leaf_count(results: Path, branching) -> int:
     return branching
 
 
-def report_names(variant_systems: dict) -> dict[tuple[str, str], str]:
-    """(variant, system) -> the name the report gives it: evaluation.variant_systems, else the system."""
-    return {tuple(spec.rsplit("/", 1)): name for name, spec in (variant_systems or {}).items()}
-
-
-def load_per_query(results: Path, names: dict, main_seed: int) -> pd.DataFrame:
-    """Every per-query table under ``results`` with ``seed`` and the report's system names."""
-    frames = [read_table(p, "per_query") for p in sorted(Path(results).rglob("per_query/*.parquet"))]
+def load_per_query(entry: "GainDataset") -> pd.DataFrame:
+    """The dataset's per-query tables (its declared ones, :mod:`ehi.report.gain_inputs`) with ``seed``
+    and the report's system names; rows of a system the gain does not read are left out."""
+    names = report_names(entry.variant_systems)
+    frames = [read_table(p, "per_query") for p in sorted(entry.per_query, key=lambda p: Path(p).resolve())]
     if not frames:
-        raise ValueError(f"{results}: no per_query tables; run the dataset first")
-    rows = seed_column(pd.concat(frames, ignore_index=True), main_seed)
+        raise ValueError(f"{entry.results}: no per_query tables; run the dataset first")
+    rows = seed_column(pd.concat(frames, ignore_index=True), entry.main_seed)
     named = [names.get((v, s), s if v == "main" else None) for v, s in zip(rows.variant, rows.system)]
     return rows.assign(system=named).dropna(subset=["system"]).assign(variant="main")
 
@@ -176,8 +176,7 @@ def dataset_gains(entry: GainDataset, systems: GainSystems) -> tuple[pd.DataFram
     n_docs, n_train, leaves = int(facts["documents"]), int(facts["queries_per_split"]["train"]), entry.leaves
     asymmetry = float(facts["world"].get("asymmetry", 0.0)) if "world" in facts else np.nan
     dataset = entry.name
-    per_query, derived = work_axis(load_per_query(entry.results, report_names(entry.variant_systems), entry.main_seed),
-                                   leaves, n_docs)
+    per_query, derived = work_axis(load_per_query(entry), leaves, n_docs)
     table = pd.concat([gain_rows(per_query, m, systems) for m in METRICS], ignore_index=True)
     systems = pd.concat([systems_at_work(per_query, m, (*BUDGETS, 1.0)) for m in METRICS], ignore_index=True).assign(dataset=dataset)
     tested = table.p.notna()

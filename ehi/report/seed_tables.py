@@ -15,15 +15,23 @@ from ehi.evaluate.variant_systems import relabel
 
 
 def seeded_main_summary(results: Path, seed_replicas: dict[str, list[str]], specs, main_seed: int) -> pd.DataFrame:
+    """:func:`seeded_summary` of the summaries under ``results`` (a report across datasets reads them here)."""
+    files = {path: Path(results) / path / "summary.parquet" for paths in seed_replicas.values() for path in paths}
+    return seeded_summary({path: read_table(file, "summary") for path, file in files.items() if file.exists()},
+                          seed_replicas, specs, main_seed)
+
+
+def seeded_summary(summaries: dict[str, pd.DataFrame], seed_replicas: dict[str, list[str]], specs,
+                   main_seed: int) -> pd.DataFrame:
     """The main setting's summary rows of every seed (variant systems relabelled from the replica of
-    their variant with the same seed), with a ``seed`` column; replicas not yet run are left out."""
+    their variant with the same seed), with a ``seed`` column; ``summaries``: {replica path: its
+    summary}, a replica not yet run absent (left out)."""
     def seed_of(path: str) -> int:
         seed = split_replica(path)[1]
         return main_seed if seed is None else seed
 
     def summary(path: str) -> pd.DataFrame | None:
-        file = results / path / "summary.parquet"
-        return read_table(file, "summary").assign(variant=split_replica(path)[0]) if file.exists() else None
+        return summaries[path].assign(variant=split_replica(path)[0]) if path in summaries else None
 
     frames = []
     for path in seed_replicas["main"]:

@@ -1,9 +1,5 @@
-"""Every table and figure of one dataset, from the cached Parquet files under ``results/<dataset>/``.
-
-Read here: the files rule ``tables`` declares as its inputs (:class:`ReportInputs`: each variant's
-``summary.parquet``, ``leaves.parquet`` and ``train_log/<model>.parquet``, the ablation systems'
-``per_query/<system>.parquet``, ``significance.parquet``), and the timings a run leaves beside them
-(``<variant>/timings/*.parquet``: never committed, so no input; a table without them says so).
+"""Every table and figure of one dataset, each a function of :class:`ehi.report.report_data.ReportData`:
+rule ``tables``' declared inputs under ``results/<dataset>/``, each read and checked once.
 Which systems the ablation tables compare is the config's ``ablation_systems``, and which of those
 are read at a budget the registry says (:func:`ehi.search.registry.budgeted`), never their names.
 """
@@ -12,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -22,29 +17,19 @@ from ehi.report import figures as draw
 from ehi.report.significance_table import render_significance
 from ehi.model.tree_stats import leaf_health, leaf_size_stats
 from ehi.evaluate.metrics import kmr_table
-from ehi.core.io import atomic_dir, read_table, staged_files
-from ehi.core.work import BUDGET_AXES, on_budget_axis
-from ehi.evaluate.stats import ablation_significance
-from ehi.search.registry import budgeted
+from ehi.core.io import atomic_dir, staged_files
+from ehi.core.work import BUDGET_AXES
+from ehi.evaluate.ablation_tests import ABLATION_BUDGET, ablation_searches
 from ehi.evaluate.variant_systems import parse as parse_variant_systems, with_variant_systems
-from ehi.report.seed_tables import kmr_over_seeds_wide, plot_kmr_over_seeds, seeded_main_summary
+from ehi.report.seed_tables import kmr_over_seeds_wide, plot_kmr_over_seeds, seeded_summary
 from ehi.report.noise import near_chance_note
 from ehi.report.styles import variant_names
-from ehi.report.summary_checks import check_significance_values, check_summary_values, listed_systems_only
+from ehi.report.summary_checks import listed_systems_only
+from ehi.report.report_data import ReportData, ReportInputs, ReportSettings
 from ehi.report.report_files import check_no_figure_dropped
 from ehi.report.train_log import train_log_table
 
 log = logging.getLogger(__name__)
-
-ABLATION_BUDGET = 0.1  # ablations compare a budgeted search (EHI's tree) at this fraction of documents scored
-
-
-def ablation_searches(systems) -> list[tuple[str, str, float]]:
-    """(system, its label, the fraction of documents it is read at) of each ablation system: a
-    budgeted search (the registry says which) at ABLATION_BUDGET, an exhaustive one at 1.0; the label
-    is its search kind ("tree", "tree-pq", "exact")."""
-    return [(s, s.split("+", 1)[1], ABLATION_BUDGET if budgeted(s) else 1.0) for s in systems]
-
 
 def _pct(target: float) -> str:
     return f"{100 * target:g}%"
@@ -128,79 +113,21 @@ def ablation_significance_table(sig: pd.DataFrame, systems) -> pd.DataFrame:
     return table
 
 
-def timings_table(results: Path, logs: dict[str, list[Path]], variants) -> pd.DataFrame:
-    """Wall-clock seconds: each training log's (``logs``: {variant: its logs}) and the timings a run
-    left under ``results/<variant>/timings/`` (not committed, so no rule input)."""
+def timings_table(data: ReportData, variants) -> pd.DataFrame:
+    """Wall-clock seconds: each training log's and the timings a run left under
+    ``results/<variant>/timings/`` (not committed, so no rule input)."""
     rows = []
     for variant in variants:
-        for path in logs.get(variant, []):
-            log = read_table(path)
+        for model, log in data.train_logs.get(variant, {}).items():
             if "seconds" not in log:  # results' logs leave wall clock out (it is in logs/.../benchmarks/)
                 continue
-            rows.append({"variant": variant, "stage": "train", "system": path.stem,
+            rows.append({"variant": variant, "stage": "train", "system": model,
                          "seconds": float(log.seconds.sum()), "items": int(len(log)), "unit": "epochs"})
-        for path in sorted((results / variant / "timings").glob("*.parquet")):
-            for t in read_table(path, "timings").itertuples():
+        for timings in data.timings.get(variant, []):
+            for t in timings.itertuples():
                 rows.append({"variant": variant, "stage": t.stage, "system": t.system, "seconds": t.seconds,
                              "items": t.items, "unit": "texts"})
     return pd.DataFrame(rows)
-
-
-@dataclass(frozen=True)
-class ReportInputs:
-    """Rule tables' declared inputs: the report reads these files, found nowhere else."""
-
-    significance: Path  # results/<dataset>/significance.parquet: its folder is the dataset's results
-    summaries: tuple[Path, ...] = ()  # <variant>/summary.parquet, seed replicas' included
-    train_logs: tuple[Path, ...] = ()  # <variant>/train_log/<model>.parquet
-    leaves: tuple[Path, ...] = ()  # <variant>/leaves.parquet of each variant that searches its tree
-    ablation_per_query: tuple[Path, ...] = ()  # <variant>/per_query/<ablation system>.parquet
-
-    @property
-    def results(self) -> Path:
-        return Path(self.significance).parent
-
-    def by_variant(self, paths, depth: int) -> dict[str, list[Path]]:
-        """{variant: its paths}, the variant being the folder ``depth`` levels above a file."""
-        out: dict[str, list[Path]] = {}
-        for path in map(Path, paths):
-            out.setdefault(path.parents[depth - 1].relative_to(self.results).as_posix(), []).append(path)
-        return out
-
-    @classmethod
-    def of_results(cls, results: str | os.PathLike, variants, ablation_systems) -> "ReportInputs":
-        """The inputs rule tables would declare over a results folder, for a report outside the workflow."""
-        results = Path(results)
-        there = lambda paths: tuple(p for p in paths if p.exists())  # noqa: E731
-        return cls(results / "significance.parquet", there(results / v / "summary.parquet" for v in variants),
-                   tuple(p for v in variants for p in sorted((results / v / "train_log").glob("*.parquet"))),
-                   there(results / v / "leaves.parquet" for v in variants),
-                   there(results / v / "per_query" / f"{s}.parquet" for v in variants for s in ablation_systems))
-
-
-@dataclass(frozen=True)
-class ReportSettings:
-    """Rule tables' params. ``variant_systems``: evaluation.variant_systems ({name:
-    "<variant>/<system>"}), shown in the main KMR table and figures beside the main setting's
-    systems. ``seed_replicas`` ({variant: its seed replicas}, ehi.evaluate.seeds; empty for one
-    seed): the KMR table shows mean ± sd over seeds, with the long table (mean, sd, min, max) and a
-    figure of its own. ``ablation_systems``: the searches the ablation tables compare."""
-
-    dataset: str
-    variants: tuple[str, ...]
-    ablations: dict
-    metrics: tuple[str, ...]
-    targets: tuple[float, ...]
-    ablation_systems: tuple[str, ...]
-    n_permutations: int = 10_000
-    seed: int = 0
-    alpha: float = 0.05
-    variant_systems: dict = field(default_factory=dict)
-    seed_replicas: dict = field(default_factory=dict)
-    main_seed: int = 0
-    systems: tuple[str, ...] | None = None  # search.systems: rows of any other system are left out, with a note
-    budget_axis: str = "documents"  # evaluation.budget_axis: what a budget counts (ehi.core.work.on_budget_axis)
-    noise_notes: bool = False  # evaluation.noise_notes (ehi.report.noise)
 
 
 def build_report(inputs: ReportInputs, settings: ReportSettings, tables_dir: str | os.PathLike,
@@ -210,21 +137,20 @@ def build_report(inputs: ReportInputs, settings: ReportSettings, tables_dir: str
 
     Everything renders into temporary folders first and moves into place only once the whole set
     did: a result that cannot be read leaves the previous tables and figures as they were."""
+    data = ReportData.load(inputs, settings)  # every file read and checked before anything renders
     with atomic_dir(figures_dir) as figures, staged_files(tables_dir) as tables:
-        _render(inputs, settings, tables, figures)
+        _render(data, settings, tables, figures)
         check_no_figure_dropped(figures_dir, figures)  # nor the tables beside them, rendered without those rows
 
 
-def _render(inputs: ReportInputs, s: ReportSettings, tables: Path, figures: Path) -> None:
-    results, dataset, ablations, metrics, targets = inputs.results, s.dataset, s.ablations, s.metrics, s.targets
-    summary_of = {v: paths[0] for v, paths in inputs.by_variant(inputs.summaries, 1).items()}
-    summaries = {v: on_budget_axis(check_summary_values(read_table(summary_of[v], "summary"), summary_of[v], dataset),
-                                   s.budget_axis, str(summary_of[v])) for v in s.variants if v in summary_of}
+def _render(data: ReportData, s: ReportSettings, tables: Path, figures: Path) -> None:
+    dataset, ablations, metrics, targets = s.dataset, s.ablations, s.metrics, s.targets
+    summaries = {v: data.summaries[v] for v in s.variants if v in data.summaries}
     specs = parse_variant_systems(s.variant_systems)
     main = with_variant_systems(summaries["main"], [(x, summaries[x.variant]) for x in specs if x.variant in summaries])
     listed = None if s.systems is None else [*s.systems, *(x.name for x in specs)]
-    main, unlisted = listed_systems_only(main, f"{results / 'main' / 'summary.parquet'}", main.system if listed is None else listed)
-    leaves = {v: read_table(paths[0], "leaves") for v, paths in inputs.by_variant(inputs.leaves, 1).items()}
+    main, unlisted = listed_systems_only(main, data.main_summary_path, main.system if listed is None else listed)
+    leaves = data.leaves
     names = variant_names(ablations)  # the figures' names of the variants; their paths in a footnote
     warnings = tree_warnings(leaves, names)  # a degenerate tree is flagged wherever its numbers appear
     for line in [*warnings.values(), unlisted]:
@@ -236,7 +162,7 @@ def _render(inputs: ReportInputs, s: ReportSettings, tables: Path, figures: Path
     if near_chance:
         log.warning(near_chance.removeprefix("Warning: "))
     if s.seed_replicas:
-        seeded = on_budget_axis(seeded_main_summary(results, s.seed_replicas, specs, s.main_seed), s.budget_axis)
+        seeded = seeded_summary(data.summaries, s.seed_replicas, specs, s.main_seed)
         wide, long = kmr_over_seeds_wide(listed_systems_only(seeded, "", seeded.system if listed is None else listed)[0],
                                          metrics, targets, one_seed_spread=not s.noise_notes)
         caption += " Mean ± sd over training seeds (each seed at its own largest point not above the budget)."
@@ -251,9 +177,9 @@ def _render(inputs: ReportInputs, s: ReportSettings, tables: Path, figures: Path
     for metric in metrics:
         draw.plot_kmr(main, metric, figures / f"kmr_{metric.replace('@', '_at_')}.png", title=f"{dataset}: {metric}",
                       axis=axis)
-    sig = check_significance_values(read_table(inputs.significance), inputs.significance, dataset)
+    sig = data.significance
     if listed is not None:
-        sig, unlisted_sig = listed_systems_only(sig, f"{inputs.significance}", listed, ("system_a", "system_b"))
+        sig, unlisted_sig = listed_systems_only(sig, f"{data.results / 'significance.parquet'}", listed, ("system_a", "system_b"))
         if unlisted_sig:
             log.warning(unlisted_sig)
     render_significance(sig, tables / f"{dataset}_significance", caption=f"{dataset}: paired significance tests, Holm-adjusted")
@@ -261,30 +187,25 @@ def _render(inputs: ReportInputs, s: ReportSettings, tables: Path, figures: Path
                        caption=f"{dataset}: documents per leaf.", note=" ".join(warnings.values()))
     draw.plot_leaf_sizes({v: df["size"].to_numpy() for v, df in leaves.items()}, figures / "leaf_sizes.png",
                          title=f"{dataset}: documents per leaf", names=names)
-    _render_ablations(inputs, s, summaries, names, tables, figures)
-    logs = inputs.by_variant(inputs.train_logs, 2)
-    draw.render_table(timings_table(results, logs, s.variants), tables / f"{dataset}_timings",
+    _render_ablations(data, s, summaries, names, tables, figures)
+    draw.render_table(timings_table(data, s.variants), tables / f"{dataset}_timings",
                       caption=f"{dataset}: wall-clock seconds per stage", floatfmt=".1f",
                       empty=f"No timings in these results: a pipeline run writes them under results/{dataset}/"
                             "<variant>/timings/, which are not committed (they change with the machine's load).")
-    main_logs = {p.stem: read_table(p) for p in sorted(logs.get("main", []))}
+    main_logs = dict(sorted(data.train_logs.get("main", {}).items()))
     if main_logs:  # results copied without their training logs still render everything else
         draw.plot_training(main_logs, figures / "training.png", title=f"{dataset}: training")
         draw.render_table(train_log_table(main_logs), tables / f"{dataset}_train_log",
                           caption=f"{dataset}: every training epoch on dev, its leaf balance and the epoch kept")
 
 
-def _render_ablations(inputs: ReportInputs, s: ReportSettings, summaries, names, tables: Path, figures: Path) -> None:
+def _render_ablations(data: ReportData, s: ReportSettings, summaries, names, tables: Path, figures: Path) -> None:
     """The ablation table, its figures and its significance table over the config's ablation systems."""
     dataset, ablations, systems = s.dataset, s.ablations, tuple(s.ablation_systems)
     abl = ablation_table(summaries, ablations, s.metrics, systems)  # every metric; the figure shows the first
     draw.render_table(abl, tables / f"{dataset}_ablations", caption=f"{dataset}: ablations of EHI",
                       empty="This config has no ablations.")
-    frames = [on_budget_axis(read_table(p, "per_query"), s.budget_axis, str(p)) for p in inputs.ablation_per_query] \
-        if ablations else []
-    per_query = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    sig = ablation_significance(per_query, ablations, s.metrics, ABLATION_BUDGET, n_permutations=s.n_permutations,
-                                seed=s.seed, alpha=s.alpha, searches=[(x, t) for x, _, t in ablation_searches(systems)])
+    sig = data.ablation_significance
     for name in ablations:  # each variant with its interval against the main setting
         rows = abl[abl.ablation == name]
         draw.plot_ablation(rows, list(rows.columns[2:4]), figures / f"ablation_{name}.png",

@@ -64,6 +64,7 @@ def test_a_renamed_tree_and_a_tree_pq_ablation_give_full_tables(renamed_tree, tm
     and the config: a tree under another name is the paper's reference, the across table's tree and
     the KMR table's first row, and a [tree-pq, exact] ablation fills every cell of its tables."""
     from ehi.core.io import read_table, write_table
+    from ehi.evaluate.ablation_tests import write_ablation_tests
     from ehi.evaluate.stats import significance_report
     from ehi.report.across import across_table, system_order
     from ehi.report.tables import ReportInputs, ReportSettings, build_report
@@ -96,8 +97,12 @@ def test_a_renamed_tree_and_a_tree_pq_ablation_give_full_tables(renamed_tree, tm
 
     ablation = ("ehi+tree-pq", "ehi+exact")
     settings = ReportSettings("d", ("main", "height~1"), {"shape": ["height~1"]}, ("ndcg@10",), (0.05, 0.2, 1.0),
-                              ablation, n_permutations=200)
-    build_report(ReportInputs.of_results(results, settings.variants, ablation), settings, tmp_path / "t", tmp_path / "f")
+                              ablation)
+    # rule ablation_significance's table, from the per-query tables of the ablation systems
+    write_ablation_tests([results / v / "per_query" / f"{s}.parquet" for v in settings.variants for s in ablation],
+                         results / "ablation_significance.parquet", settings.ablations, settings.metrics, ablation,
+                         n_permutations=200)
+    build_report(ReportInputs.of_results(results, settings.variants), settings, tmp_path / "t", tmp_path / "f")
     kmr = pd.read_csv(tmp_path / "t" / "d_kmr.csv")
     assert kmr.set_index("system").loc[renamed_tree, ["5%", "20%", "100%"]].notna().all()
     for name in ("d_ablations.csv", "d_ablation_significance.csv"):

@@ -68,6 +68,13 @@ def _dataset(root, facts, per_query, leaf_count=None):
     return root
 
 
+def _files(results):
+    """The per-query tables rule gain_table would declare for ``results``."""
+    from ehi.report.gain_inputs import committed_per_query
+
+    return tuple(committed_per_query(results, {}))
+
+
 def test_sizes_come_from_the_data_facts_and_the_leaf_count_from_the_dev_choice(tmp_path):
     """N, the training queries and a world's asymmetry are the dataset's data facts, never typed;
     the leaf count is rule dev_leaf_count's choice under branching auto."""
@@ -81,7 +88,8 @@ def test_sizes_come_from_the_data_facts_and_the_leaf_count_from_the_dev_choice(t
                           ignore_index=True)
     results = _dataset(tmp_path / "toy", facts, per_query, leaf_count=10)
     assert leaf_count(results, "auto") == 10 and leaf_count(results, 40) == 40
-    table, systems = dataset_gains(GainDataset(results, leaf_count(results, "auto"), {}), SYSTEMS)
+    table, systems = dataset_gains(GainDataset(results, leaf_count(results, "auto"), {}, per_query=_files(results)),
+                                   SYSTEMS)
     row = table[table.budget == 0.01].iloc[0]
     assert (row.n_docs, row.train_queries_per_leaf, row.leaves, row.asymmetry) == (1000, 3.0, 10, 1.0)
     assert row.gain == pytest.approx(tree.mean() - ivf.mean()) and set(systems.system) == {"ehi-floor+tree", "ehi+faiss-ivf"}
@@ -96,5 +104,6 @@ def test_a_collection_without_world_knobs_has_no_asymmetry(tmp_path):
     rng = np.random.default_rng(1)
     per_query = pd.concat([_rows("ehi-floor+tree", 0, 1, 0.008, rng.uniform(size=20)),
                            _rows("ehi+faiss-ivf", 0, 1, 0.009, rng.uniform(size=20))], ignore_index=True)
-    table, _ = dataset_gains(GainDataset(_dataset(tmp_path / "toy", facts, per_query), 4, {}), SYSTEMS)
+    results = _dataset(tmp_path / "toy", facts, per_query)
+    table, _ = dataset_gains(GainDataset(results, 4, {}, per_query=_files(results)), SYSTEMS)
     assert not table.empty and table.asymmetry.isna().all() and (table.train_queries_per_leaf == 2.0).all()

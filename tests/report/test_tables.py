@@ -23,7 +23,7 @@ def report(results, dataset, variants, ablations, metrics, targets, tables, figu
     from ehi.report.tables import build_report
 
     chosen = ReportSettings(dataset, tuple(variants), ablations, tuple(metrics), tuple(targets), SYSTEMS, **settings)
-    build_report(ReportInputs.of_results(results, variants, SYSTEMS), chosen, tables, figures)
+    build_report(ReportInputs.of_results(results, variants), chosen, tables, figures)
 
 
 def summary(system, points, metric="ndcg@10", variant="main"):
@@ -91,7 +91,7 @@ def test_a_variant_system_joins_the_main_kmr_table_with_its_variants_numbers(tmp
     results = REPO / "results" / "scifact"
     variants = ["main", "indexer_init~kmeans"]
     report(results, "scifact", variants, {"stabiliser": ["indexer_init~kmeans"]}, ["ndcg@10"], [0.05, 0.1, 1.0],
-                 tmp_path / "tables", tmp_path / "figures", n_permutations=200,
+                 tmp_path / "tables", tmp_path / "figures",
                  variant_systems={"ehi-warm+tree": "indexer_init~kmeans/ehi+tree"})
     table = pd.read_csv(tmp_path / "tables" / "scifact_kmr.csv").set_index("system")
     variant = kmr_wide(read_table(results / variants[1] / "summary.parquet", "summary"), ["ndcg@10"], [0.05, 0.1, 1.0])
@@ -162,7 +162,7 @@ def test_a_report_killed_at_a_random_moment_leaves_each_table_whole_and_the_figu
     def command(out, targets):
         code = (f"import sys; sys.path.insert(0, {str(REPO)!r}); from tests.report.test_tables import report; "
                 f"report({str(REPO / 'results' / 'scifact')!r}, 'scifact', ['main'], {{}}, ['ndcg@10'], "
-                f"{targets!r}, {str(out / 'tables')!r}, {str(out / 'figures')!r}, n_permutations=200)")
+                f"{targets!r}, {str(out / 'tables')!r}, {str(out / 'figures')!r})")
         return [sys.executable, "-c", code]
 
     def files(folder):
@@ -196,7 +196,7 @@ def test_rows_of_a_system_the_config_does_not_list_are_left_out_with_a_note(tmp_
     results = REPO / "results" / "scifact"
     listed = ("de+exact", "ehi+tree", "ehi+exact")
     report(results, "scifact", ["main"], {}, ["ndcg@10"], [0.1], tmp_path / "tables", tmp_path / "figures",
-           n_permutations=200, systems=listed)
+           systems=listed)
     kmr = pd.read_csv(tmp_path / "tables" / "scifact_kmr.csv")
     assert set(kmr.system) == set(listed)
     sig = pd.read_csv(tmp_path / "tables" / "scifact_significance.csv")

@@ -184,7 +184,7 @@ def test_collapsed_tree_is_said_in_words_under_the_report_table(tmp_path, caplog
     write_table(pd.DataFrame(columns=sig_cols), "significance", results / "significance.parquet")
     with caplog.at_level("WARNING"):
         settings = ReportSettings("d", ("main",), {}, ("ndcg@10",), (0.1, 1.0), ("ehi+tree", "ehi+exact"))
-        build_report(ReportInputs.of_results(results, ["main"], settings.ablation_systems), settings,
+        build_report(ReportInputs.of_results(results, ["main"]), settings,
                      tmp_path / "tables", tmp_path / "figs")
     caption, *_, note = (tmp_path / "tables" / "d_kmr.md").read_text().strip().split("\n\n")
     assert "collapse" not in caption and note.startswith("EHI's tree (main setting) has collapsed: leaf collapse")

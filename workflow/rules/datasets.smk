@@ -2,6 +2,7 @@
 # each dataset's config and the checks of the sections over datasets are ehi.core.multi_config's.
 from ehi.core.multi_config import calibration_target, check_trained_benchmark, dataset_configs, gain_datasets, rule_prefixes
 from ehi.evaluate.variant_systems import config_variant_paths
+from ehi.report.gain_inputs import committed_per_query
 
 
 def of_each(target, what="input"):

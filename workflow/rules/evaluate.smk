@@ -58,6 +58,35 @@ rule significance:
         "../scripts/significance.py"
 
 
+# the per-query tables of the ablation systems, main setting's and every ablation variant's
+ABLATION_PER_QUERY = [f"{RES}/{v}/per_query/{s}.parquet" for v in VARIANTS for s in config["ablation_systems"]
+                      if ABLATIONS and s in variant_systems(v)]
+ABLATION_SIGNIFICANCE = f"{RES}/ablation_significance.parquet"
+
+
+if ABLATIONS:
+
+    rule ablation_significance:
+        """Each ablation variant against the main setting, paired over queries, at the ablation
+        systems' budgets (ehi/evaluate/ablation_tests.py): the tests the ablation tables show."""
+        input:
+            # cached(): a report-only run that lacks this table makes it from the committed per-query tables
+            per_query=[cached(p) for p in ABLATION_PER_QUERY],
+        output:
+            update(ABLATION_SIGNIFICANCE),
+        params:
+            ablations=ABLATIONS,
+            ablation_systems=config["ablation_systems"],
+            evaluation=evaluation_settings("metrics", "n_permutations", "seed", "alpha", *REPORT_OPTIONS),
+            version=VERSIONS["evaluate"],
+        log:
+            f"logs/{DS}/ablation_significance.log",
+        conda:
+            ENV
+        script:
+            "../scripts/ablation_significance.py"
+
+
 rule geometry:
     """Facts of the dataset's vectors (the untrained encoder, the test queries) that the world is
     held to: ehi.report.world_fit.geometry. Asked for by the world_fit table, never by `all`."""

@@ -19,6 +19,15 @@ with exit_on_user_error("snakemake"):
 GAIN_SYSTEMS = {"trees": list(GAIN.get("trees") or []), "controls": list(GAIN.get("controls") or [])}
 
 
+def gain_per_query(name):
+    """The per-query tables the gain reads of one dataset (ehi/report/gain_inputs.py): this config's
+    as its rule significance reads them, another config's (or a report-only run's) as committed."""
+    if GAIN_DATASETS[name][1] and not REPORT_ONLY:
+        tests = getattr(rules, PREFIX[name] + "significance").input
+        return [*tests.per_query, *tests.variant_per_query]
+    return [os.path.abspath(p) for p in committed_per_query(f"results/{name}", GAIN_SETTINGS[name]["variant_systems"])]
+
+
 if GAIN_DATASETS:
 
     rule gain_table:
@@ -26,8 +35,8 @@ if GAIN_DATASETS:
         values at those budgets (_systems), with the gain figure."""
         input:
             facts=[gain_input(n, "data.json") for n in GAIN_DATASETS],
-            # a dataset's per-query tables are complete once its significance table is written
-            significance=[gain_input(n, "significance.parquet") for n in GAIN_DATASETS],
+            # the main setting's and the variant systems' of every seed, each dataset's under its folder
+            per_query=[p for n in GAIN_DATASETS for p in gain_per_query(n)],
             leaf_counts=gain_leaf_counts(),
         output:
             # committed: update() outputs, kept through a failed job (ehi/core/unfinished.py)

@@ -14,11 +14,8 @@ attempt = hold(snakemake)  # removed only once every table and figure is in plac
 stale = stale_results(p.results_dir)
 if stale:  # rendered all the same (a fresh clone renders what is cached), but never silently
     log.warning(describe(stale))
-inputs = ReportInputs(Path(inp.significance), *(tuple(map(Path, paths)) for paths in
-                                                  (inp.summaries, inp.train_logs, inp.leaves, inp.ablation_per_query)))
-settings = ReportSettings(p.dataset, tuple(p.variants), p.ablations, tuple(p.metrics), tuple(p.targets),
-                          tuple(p.ablation_systems), p.n_permutations, p.seed, p.alpha, p.variant_systems or {},
-                          p.seed_replicas, p.main_seed, tuple(p.systems), getattr(p, "budget_axis", "documents"),
-                          getattr(p, "noise_notes", False))  # evaluation's report keys, params only where set
+inputs = ReportInputs(Path(inp.significance), *(tuple(map(Path, paths)) for paths in (inp.summaries, inp.train_logs, inp.leaves)),
+                     Path(inp.ablation_significance[0]) if inp.ablation_significance else None)
+settings = ReportSettings.from_params(p)  # by name: evaluation's report keys are params only where set
 build_report(inputs, settings, Path(out.kmr).parent, out.figures)
 attempt.unlink()
