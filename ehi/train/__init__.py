@@ -6,4 +6,5 @@ a step reads), ``losses`` (the objective and the L_siamese registry), ``checkpoi
 ``dev_eval``, ``dev_curve`` and ``selection`` (dev evaluation and the epoch kept), ``neighbours``,
 ``tree_updates``, ``tree_fit`` and ``label_free`` (the tree trained alone), ``tree_shape`` and
 ``leaf_count`` (the tree's shape chosen on dev), ``grid`` (train keys chosen on dev, a grid's
-points and the seeds trained at its choice)."""
+points and the seeds trained at its choice), ``job`` (one training job as the rules run it: its settings
+resolved, the frozen layers' cache shared, the results' epoch log)."""

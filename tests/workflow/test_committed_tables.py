@@ -40,7 +40,6 @@ COMMITTED = {
     "scale_joint": ["config/scale_joint.yaml"],
     "webster": ["config/webster.yaml"],  # the real collection at 10^5 and its training-query axis
     "webster_joint": ["config/webster_joint.yaml"],  # joint and two-stage training from DE, three seeds
-    "webster_joint_rates": ["config/webster_joint_rates.yaml"],  # the rate grid as one dataset a rate
     "webster_joint_mlp": ["config/webster_joint_mlp.yaml"],  # the residual MLP tower
 }
 RENDERED = ("tables", "figures")  # both left out of the copy; tables, CSVs and TeX compared byte for byte
