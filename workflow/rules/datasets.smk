@@ -39,6 +39,15 @@ def gain_input(name, path):
     return report_input(f"results/{name}/{path}", REPORT_ONLY or not ours)
 
 
+def gain_per_query(name):
+    """The per-query tables the gain reads of one dataset (ehi/report/gain_inputs.py): this config's
+    as its rule significance reads them, another config's (or a report-only run's) as committed."""
+    if GAIN_DATASETS[name][1] and not REPORT_ONLY:
+        tests = getattr(rules, PREFIX[name] + "significance").input
+        return [*tests.per_query, *tests.variant_per_query]
+    return [os.path.abspath(p) for p in committed_per_query(f"results/{name}", GAIN_SETTINGS[name]["variant_systems"])]
+
+
 def gain_leaf_counts():
     """dev_leaf_count.json of the datasets whose leaf count was chosen on dev."""
     return [gain_input(n, "dev_leaf_count.json") for n, (cfg, _) in GAIN_DATASETS.items()

@@ -19,15 +19,6 @@ with exit_on_user_error("snakemake"):
 GAIN_SYSTEMS = {"trees": list(GAIN.get("trees") or []), "controls": list(GAIN.get("controls") or [])}
 
 
-def gain_per_query(name):
-    """The per-query tables the gain reads of one dataset (ehi/report/gain_inputs.py): this config's
-    as its rule significance reads them, another config's (or a report-only run's) as committed."""
-    if GAIN_DATASETS[name][1] and not REPORT_ONLY:
-        tests = getattr(rules, PREFIX[name] + "significance").input
-        return [*tests.per_query, *tests.variant_per_query]
-    return [os.path.abspath(p) for p in committed_per_query(f"results/{name}", GAIN_SETTINGS[name]["variant_systems"])]
-
-
 if GAIN_DATASETS:
 
     rule gain_table:
