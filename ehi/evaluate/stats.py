@@ -183,7 +183,7 @@ def ablation_significance(per_query: pd.DataFrame, ablations: dict[str, list[str
     """Each ablation variant against the main setting, paired over queries.
 
     ``searches``: (system, the fraction of documents it is read at) of each compared search (the
-    config's ablation_systems, :func:`ehi.report.tables.ablation_searches`); by default every system
+    config's ablation_systems, :func:`ehi.evaluate.ablation_tests.ablation_searches`); by default every system
     in ``per_query``, a budgeted one at its KMR point under ``budget`` and an exhaustive one at 1.0
     (the registry says which). ``system_a`` / ``system_b`` are the same system, ``variant`` vs ``main``. Holm's correction
     runs over one ablation's comparisons (every variant x search) for each metric and test: one
