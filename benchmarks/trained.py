@@ -129,10 +129,16 @@ def _measure(built: dict, judged: list, exacts: dict, rounds: int, threads, n_la
                 timings.setdefault((name, label, budget, t), []).append(
                     search.time_point(searcher, queries, lat, K, budget, t))
         log.info("timing round %d/%d of %s done", r + 1, rounds, ", ".join(built))
-    return [{**points[name, label, budget], **pd.DataFrame(times).median().to_dict(), "rounds": rounds, "threads": t,
+    return [{**points[name, label, budget], **_over_rounds(pd.DataFrame(times)), "rounds": rounds, "threads": t,
              "n_docs": len(built[name][1]), "n_test_queries": len(built[name][2]),
              "n_latency": min(n_latency, len(built[name][2]))}
             for (name, label, budget, t), times in timings.items()]
+
+
+def _over_rounds(times: pd.DataFrame) -> dict:
+    """A point's timings: the medians of its rounds, and the slowest and fastest round's QPS (the
+    spread that says whether a ratio near 1.0 is more than timing noise)."""
+    return {**times.median().to_dict(), "qps_min": float(times.qps.min()), "qps_max": float(times.qps.max())}
 
 
 def _sweep_points(name: str, label: str, searcher, docs, queries, judged, exact, max_frac: float) -> dict:

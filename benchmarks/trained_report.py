@@ -30,6 +30,9 @@ QUALITY_NOTE = ("nDCG@10 and Recall@10 read the test queries' judgements; k-NN r
                 "the same vectors: the share of a system's top 10 within the 10th exact neighbour's distance "
                 f"(+{KNN_EPSILON:g}), ann-benchmarks' measure of an index. Targets are shares of the lower of the "
                 "two systems' best on that metric.")
+ROUNDS_NOTE = ("qps_ratio is the ratio of the two points' median QPS over the rounds; qps_ratio_rounds its range, "
+               "from the tree's slowest round over the peer's fastest to the other way round: a ratio whose range "
+               "spans 1.0 is inside the timing noise.")
 COMPRESSED = ("tree-pq", "faiss-ivfpq", "scann-ah", "ivf-lists-pq")  # methods compared with each other
 MATCHED_COLUMNS = ["ehi", "peer", "metric", "target_share", "target", "ndcg@10", "ehi_qps", "peer_qps", "qps_ratio",
                    "p50_ratio", "p99_ratio", "ehi_frac", "peer_frac"]
@@ -78,8 +81,17 @@ def _matched_on(curves: pd.DataFrame, targets, metric: str) -> pd.DataFrame:
                             "ndcg@10": f * ceiling if metric == "ndcg@10" else np.nan,
                             "ehi_qps": e.qps, "peer_qps": p.qps, "qps_ratio": e.qps / p.qps,
                             "p50_ratio": e.p50_ms / p.p50_ms, "p99_ratio": e.p99_ms / p.p99_ms,
-                            "ehi_frac": e.frac_scored, "peer_frac": p.frac_scored})
-    return pd.DataFrame(out, columns=MATCHED_COLUMNS)  # the columns even with no tree to match
+                            "ehi_frac": e.frac_scored, "peer_frac": p.frac_scored, **_round_spread(e, p)})
+    spread = ["qps_ratio_low", "qps_ratio_high"] if "qps_min" in curves else []
+    return pd.DataFrame(out, columns=MATCHED_COLUMNS + spread)  # the columns even with no tree to match
+
+
+def _round_spread(e: pd.Series, p: pd.Series) -> dict:
+    """The QPS ratio's range over the timing rounds: the tree's slowest round over the peer's
+    fastest, and the other way round (curves timed before rounds were kept have none)."""
+    if "qps_min" not in e:
+        return {}
+    return {"qps_ratio_low": e.qps_min / p.qps_max, "qps_ratio_high": e.qps_max / p.qps_min}
 
 
 def at_fraction(curves: pd.DataFrame, tree: str, peer: str, max_frac: float = 0.25) -> pd.DataFrame:
@@ -178,6 +190,10 @@ def ratio_markdown(table: pd.DataFrame) -> str:
     """The ratio table at equal quality on one metric, one row per (tree system, peer, target)."""
     shown = _fmt(_fmt(table, ("qps_ratio", "p50_ratio", "p99_ratio")), ("target",), 3)
     cols = ["ehi", "peer", "target_share", "target", "qps_ratio", "p50_ratio", "p99_ratio"]
+    if "qps_ratio_low" in table:  # the ratio's range over the rounds, beside the ratio of their medians
+        spread = _fmt(table, ("qps_ratio_low", "qps_ratio_high"))
+        shown["qps_ratio_rounds"] = spread.qps_ratio_low + "-" + spread.qps_ratio_high
+        cols.insert(cols.index("qps_ratio") + 1, "qps_ratio_rounds")
     return shown[cols].to_markdown(index=False)
 
 
@@ -226,6 +242,8 @@ def _report_text(table, trees, hnsw, frac, title: str, note: str, cost) -> str:
     text = [f"# {title}\n", *([note + "\n"] if note else []),
             "## EHI / peer at equal nDCG@10, Recall@10 and k-NN recall@10 (the fastest measured point of each "
             "reaching the target)\n", QUALITY_NOTE + "\n"]
+    if "qps_ratio_low" in table:
+        text += [ROUNDS_NOTE + "\n"]
     for t, part in table.groupby("threads"):
         text += [f"### Batched search with {t} thread(s)\n"]
         for metric, rows in part.groupby("metric", sort=False):

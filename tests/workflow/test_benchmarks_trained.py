@@ -12,7 +12,7 @@ from ehi.model.tree import TreeIndexer
 from ehi.search.config import SearchConfig
 from ehi.search.tree_index import EHIIndex
 
-from benchmarks import report, trained, trained_builds
+from benchmarks import report, trained, trained_builds, trained_report
 
 FLOOR = "indexer_init~ivf/lambda_balance~10.0/floor~kmeans"
 
@@ -52,6 +52,21 @@ def test_every_system_swept_timed_and_matched(tmp_path, tiny_dataset):
     assert np.isfinite(table.qps_ratio).all() and (table.qps_ratio > 0).all()
     assert (tmp_path / "out" / "trained_pareto.png").stat().st_size > 0
     assert "de+faiss-hnsw" in (tmp_path / "out" / "trained.md").read_text()
+
+
+def test_the_rounds_spread_brackets_each_ratio_and_is_shown(tmp_path, tiny_dataset):
+    """Each point keeps its slowest and fastest round; each matched ratio gets the range the rounds
+    allow (tree's slowest over peer's fastest, and back), which holds the ratio of the medians."""
+    _artefacts(tmp_path / "res", tiny_dataset)
+    trained.main([str(tmp_path / "res"), str(tmp_path / "out"), "--rounds", "3", "--n-latency", "3"])
+    curves = pd.read_parquet(tmp_path / "out" / "trained_curves.parquet")
+    assert ((curves.qps_min <= curves.qps) & (curves.qps <= curves.qps_max)).all()
+    table = pd.read_parquet(tmp_path / "out" / "trained_matched.parquet")
+    assert ((table.qps_ratio_low <= table.qps_ratio + 1e-12) & (table.qps_ratio <= table.qps_ratio_high + 1e-12)).all()
+    md = (tmp_path / "out" / "trained.md").read_text()
+    assert "qps_ratio_rounds" in md and trained_report.ROUNDS_NOTE in md
+    row = table.iloc[0]
+    assert f"{row.qps_ratio_low:.2f}-{row.qps_ratio_high:.2f}" in md
 
 
 def test_without_de_the_peers_search_ehis_own_vectors(tmp_path, tiny_dataset):

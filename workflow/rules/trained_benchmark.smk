@@ -36,7 +36,7 @@ if TRAINED_BENCH.get("dataset"):
             lists=None if _TB_GRID else TB_LISTS,
             settings={k: TRAINED_BENCH.get(k) for k in ("systems", "hnsw_m", "max_frac", "rounds", "threads",
                                                           "budget_cost", "every_build", "note")},
-            version=2,
+            version=3,
         log:
             f"logs/trained_benchmark_{_TB_DS}.log",
         conda:
