@@ -235,10 +235,19 @@ def write_outputs(curves: pd.DataFrame, out_dir: Path, title: str, note: str = "
         table.to_parquet(staged / "trained_matched.parquet", index=False)
         frac.to_parquet(staged / "trained_fraction.parquet", index=False)
         pareto_figure(curves, staged / "trained_pareto.png", title)
-        (staged / "trained.md").write_text(_report_text(table, trees, hnsw, frac, title, note, cost))
+        together = _together(curves) if "qps_min" in curves else None  # reports timed before: as they were
+        (staged / "trained.md").write_text(_report_text(table, trees, hnsw, frac, title, note, cost, together))
 
 
-def _report_text(table, trees, hnsw, frac, title: str, note: str, cost) -> str:
+def _together(curves: pd.DataFrame) -> str | None:
+    """The trees-together section on the figure's metrics, None with fewer than two trees."""
+    from benchmarks.trained_together import together_markdown, trees_together  # it reads this module
+
+    table = pd.concat([trees_together(curves, m) for m in FIGURE_METRICS if m in curves], ignore_index=True)
+    return together_markdown(table) if len(table) else None
+
+
+def _report_text(table, trees, hnsw, frac, title: str, note: str, cost, together: str | None = None) -> str:
     text = [f"# {title}\n", *([note + "\n"] if note else []),
             "## EHI / peer at equal nDCG@10, Recall@10 and k-NN recall@10 (the fastest measured point of each "
             "reaching the target)\n", QUALITY_NOTE + "\n"]
@@ -251,6 +260,8 @@ def _report_text(table, trees, hnsw, frac, title: str, note: str, cost) -> str:
     least = table[table.threads == table.threads.min()]
     text += ["\n".join(f"- {_plainly(least, t, hnsw, m)}." for m in FIGURE_METRICS if m in set(least.metric)
                        for t in trees if hnsw) + "\n"]
+    if together:
+        text += [together]
     if cost is not None:
         text += ["## What each costs (build: the index over trained vectors or leaves; train: the pipeline's "
                  "train_ehi job; index MiB: resident growth across the build)\n", cost_markdown(cost) + "\n"]
