@@ -33,6 +33,7 @@ QUALITY_NOTE = ("nDCG@10 and Recall@10 read the test queries' judgements; k-NN r
 ROUNDS_NOTE = ("qps_ratio is the ratio of the two points' median QPS over the rounds; qps_ratio_rounds its range, "
                "from the tree's slowest round over the peer's fastest to the other way round: a ratio whose range "
                "spans 1.0 is inside the timing noise.")
+SPREAD = ["qps_ratio_low", "qps_ratio_high"]  # a ratio's range over the rounds, where curves keep them
 COMPRESSED = ("tree-pq", "faiss-ivfpq", "scann-ah", "ivf-lists-pq")  # methods compared with each other
 MATCHED_COLUMNS = ["ehi", "peer", "metric", "target_share", "target", "ndcg@10", "ehi_qps", "peer_qps", "qps_ratio",
                    "p50_ratio", "p99_ratio", "ehi_frac", "peer_frac"]
@@ -81,12 +82,17 @@ def _matched_on(curves: pd.DataFrame, targets, metric: str) -> pd.DataFrame:
                             "ndcg@10": f * ceiling if metric == "ndcg@10" else np.nan,
                             "ehi_qps": e.qps, "peer_qps": p.qps, "qps_ratio": e.qps / p.qps,
                             "p50_ratio": e.p50_ms / p.p50_ms, "p99_ratio": e.p99_ms / p.p99_ms,
-                            "ehi_frac": e.frac_scored, "peer_frac": p.frac_scored, **_round_spread(e, p)})
-    spread = ["qps_ratio_low", "qps_ratio_high"] if "qps_min" in curves else []
-    return pd.DataFrame(out, columns=MATCHED_COLUMNS + spread)  # the columns even with no tree to match
+                            "ehi_frac": e.frac_scored, "peer_frac": p.frac_scored, **round_spread(e, p)})
+    return pd.DataFrame(out, columns=MATCHED_COLUMNS + spread_columns(curves))  # even with no tree to match
 
 
-def _round_spread(e: pd.Series, p: pd.Series) -> dict:
+def spread_columns(curves: pd.DataFrame) -> list[str]:
+    """The range columns a table of ratios over ``curves`` has: none for curves timed before the
+    rounds were kept."""
+    return SPREAD if "qps_min" in curves else []
+
+
+def round_spread(e: pd.Series, p: pd.Series) -> dict:
     """The QPS ratio's range over the timing rounds: the tree's slowest round over the peer's
     fastest, and the other way round (curves timed before rounds were kept have none)."""
     if "qps_min" not in e:
@@ -186,15 +192,21 @@ def _fmt(table: pd.DataFrame, cols, digits: int = 2) -> pd.DataFrame:
                            for c in cols})
 
 
+def ratios_shown(table: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
+    """``table``'s ``cols`` as printed: ratios to two decimals, the target to three, and after
+    qps_ratio its range over the rounds (qps_ratio_rounds) where the table has one."""
+    shown = _fmt(_fmt(table, [c for c in cols if c.endswith("_ratio")]), ("target",), 3)
+    if SPREAD[0] in table:
+        low, high = (_fmt(table, SPREAD)[c] for c in SPREAD)
+        shown["qps_ratio_rounds"] = low + "-" + high
+        cols = [*cols[:cols.index("qps_ratio") + 1], "qps_ratio_rounds", *cols[cols.index("qps_ratio") + 1:]]
+    return shown[cols]
+
+
 def ratio_markdown(table: pd.DataFrame) -> str:
     """The ratio table at equal quality on one metric, one row per (tree system, peer, target)."""
-    shown = _fmt(_fmt(table, ("qps_ratio", "p50_ratio", "p99_ratio")), ("target",), 3)
     cols = ["ehi", "peer", "target_share", "target", "qps_ratio", "p50_ratio", "p99_ratio"]
-    if "qps_ratio_low" in table:  # the ratio's range over the rounds, beside the ratio of their medians
-        spread = _fmt(table, ("qps_ratio_low", "qps_ratio_high"))
-        shown["qps_ratio_rounds"] = spread.qps_ratio_low + "-" + spread.qps_ratio_high
-        cols.insert(cols.index("qps_ratio") + 1, "qps_ratio_rounds")
-    return shown[cols].to_markdown(index=False)
+    return ratios_shown(table, cols).to_markdown(index=False)
 
 
 def fraction_markdown(table: pd.DataFrame) -> str:
@@ -235,7 +247,7 @@ def write_outputs(curves: pd.DataFrame, out_dir: Path, title: str, note: str = "
         table.to_parquet(staged / "trained_matched.parquet", index=False)
         frac.to_parquet(staged / "trained_fraction.parquet", index=False)
         pareto_figure(curves, staged / "trained_pareto.png", title)
-        together = _together(curves) if "qps_min" in curves else None  # reports timed before: as they were
+        together = _together(curves) if spread_columns(curves) else None  # reports timed before: as they were
         (staged / "trained.md").write_text(_report_text(table, trees, hnsw, frac, title, note, cost, together))
 
 
@@ -251,7 +263,7 @@ def _report_text(table, trees, hnsw, frac, title: str, note: str, cost, together
     text = [f"# {title}\n", *([note + "\n"] if note else []),
             "## EHI / peer at equal nDCG@10, Recall@10 and k-NN recall@10 (the fastest measured point of each "
             "reaching the target)\n", QUALITY_NOTE + "\n"]
-    if "qps_ratio_low" in table:
+    if SPREAD[0] in table:
         text += [ROUNDS_NOTE + "\n"]
     for t, part in table.groupby("threads"):
         text += [f"### Batched search with {t} thread(s)\n"]
