@@ -100,18 +100,16 @@ def _is_integer(text: str) -> bool:
 
 
 def unread_qrels(root: Path) -> list[Path]:
-    """Files of ``root``/qrels that no split reads (``validation.tsv``: the splits are :data:`SPLITS`)."""
+    """Files of ``root``/qrels that no split reads (``validation.tsv``: the splits are :data:`SPLITS`);
+    the embeddings layout refuses them (:func:`ehi.data.embeddings.load_embeddings`), a BEIR folder
+    names them in its log with every file outside its layout."""
     folder = root / "qrels"
     read = {f"{s}.tsv" for s in SPLITS}
     return sorted(p for p in folder.iterdir() if p.name not in read and not p.name.startswith(".")) if folder.is_dir() else []
 
 
 def qrels_files(root: Path, splits: Iterable[str] | None) -> dict[str, Path]:
-    """The qrels file of each requested split (default: every split whose file exists); a file of
-    qrels/ that no split reads is named in a warning (the embeddings layout refuses it:
-    :func:`ehi.data.embeddings.load_embeddings`)."""
-    for unread in unread_qrels(root):
-        log.warning("%s: not read (the qrels files read are %s)", unread, ", ".join(f"{s}.tsv" for s in SPLITS))
+    """The qrels file of each requested split (default: every split whose file exists)."""
     if splits is None:
         found = {s: root / "qrels" / f"{s}.tsv" for s in SPLITS if (root / "qrels" / f"{s}.tsv").is_file()}
         if not found:

@@ -98,16 +98,6 @@ def test_a_bad_file_is_refused_in_one_line_naming_it(tmp_path, what):
     assert CASES[what] in message and "\n" not in message and str(root) in message
 
 
-def test_a_beir_folder_names_a_qrels_file_it_does_not_read(tmp_path, caplog):
-    from ehi.data.beir import qrels_files
-
-    root = _layout(tmp_path / "e")
-    (root / "qrels" / "validation.tsv").write_text("query-id\tcorpus-id\tscore\n")
-    assert sorted(qrels_files(root, None)) == ["dev", "test", "train"]
-    assert f"{root / 'qrels' / 'validation.tsv'}: not read (the qrels files read are train.tsv, dev.tsv, test.tsv)" \
-        in caplog.text
-
-
 def test_prepare_dataset_reads_the_source_by_name(tmp_path):
     ds = prepare_dataset("e", "embeddings", path=str(_layout(tmp_path / "e")))
     assert len(ds.corpus) == 20 and set(ds.queries.split) == {"train", "dev", "test"}
