@@ -3,6 +3,8 @@
 Nothing the project writes is ever half-written: every writer goes to a temporary file in the
 target's directory and renames it into place (``os.replace`` is atomic on POSIX), so a killed job
 leaves either the old file or none, never a truncated one that a later rule would read as complete.
+A process stopped by SIGTERM removes its temporary files as well when it has called
+:func:`exit_on_termination` (SIGINT does so already: it raises ``KeyboardInterrupt``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 from typing import Iterator, Mapping
@@ -29,6 +32,17 @@ def _umask() -> int:
     umask = os.umask(0)
     os.umask(umask)
     return umask
+
+
+def exit_on_termination() -> None:
+    """Have SIGTERM raise ``SystemExit(143)`` in the main thread, as SIGINT raises ``KeyboardInterrupt``:
+    the ``finally`` blocks of :func:`atomic_path` and :func:`atomic_dir` then remove their temporary
+    file or folder, where SIGTERM's default ends the process on the spot and leaves them beside the
+    target. The exit status is a shell's for a process killed by SIGTERM (128 + 15)."""
+    def _exit(signum, _frame):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, _exit)
 
 
 @contextlib.contextmanager

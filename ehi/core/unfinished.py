@@ -32,10 +32,19 @@ def marker(log: str | os.PathLike) -> Path:
 
 def hold(snakemake) -> Path:
     """Mark the job ``snakemake`` describes unfinished (its rule needs a log); the script deletes the
-    returned marker once its last output is written, and a job that fails before leaves it."""
-    from ehi.core.io import write_json  # in the job only: the Snakefile's parse reads markers, never writes one
+    returned marker once its last output is written, and a job that fails before leaves it.
 
-    return write_json([str(path) for path in snakemake.output], marker(snakemake.log[0]))
+    A script calls it first, before its heavy imports: Snakemake records a killed job as made (its
+    update() outputs restored), so the marker must be on disk before anything can fail. Written
+    with the standard library alone (an atomic rename), it lands about 1 s after the job's
+    interpreter starts (Snakemake's own preamble, measured on 2 busy cores); a kill inside that
+    window still leaves the old outputs recorded as the new job's."""
+    path = marker(snakemake.log[0])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    part.write_text(json.dumps([str(output) for output in snakemake.output]))
+    os.replace(part, path)
+    return path
 
 
 def outdate_unfinished(logs_dir: str | os.PathLike, recursive: bool = True) -> list[Path]:

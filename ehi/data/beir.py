@@ -99,6 +99,15 @@ def _is_integer(text: str) -> bool:
         return False
 
 
+def unread_qrels(root: Path) -> list[Path]:
+    """Files of ``root``/qrels that no split reads (``validation.tsv``: the splits are :data:`SPLITS`);
+    the embeddings layout refuses them (:func:`ehi.data.embeddings.load_embeddings`), a BEIR folder
+    names them in its log with every file outside its layout."""
+    folder = root / "qrels"
+    read = {f"{s}.tsv" for s in SPLITS}
+    return sorted(p for p in folder.iterdir() if p.name not in read and not p.name.startswith(".")) if folder.is_dir() else []
+
+
 def qrels_files(root: Path, splits: Iterable[str] | None) -> dict[str, Path]:
     """The qrels file of each requested split (default: every split whose file exists)."""
     if splits is None:

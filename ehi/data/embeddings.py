@@ -6,7 +6,8 @@ other model) or never existed (the synthetic world of :mod:`ehi.data.vector_worl
     docs.npy | docs.safetensors        (N, d) float32 or float16, one row a document
     queries.npy | queries.safetensors  (Q, d) the same dtype and d, one row a query
     doc_ids.txt, query_ids.txt         one id a line, in the rows' order (N and Q lines)
-    qrels/{train,dev,test}.tsv         BEIR qrels (query-id, corpus-id, score), each split optional
+    qrels/{train,dev,test}.tsv         BEIR qrels (query-id, corpus-id, score), each split optional;
+                                       any other file there is refused (it would not be read)
     embeddings.json                    optional: who wrote it (``producer``) and what (recorded,
                                        not read)
 
@@ -29,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ehi.data.beir import qrels_files, read_qrels
+from ehi.data.beir import SPLITS, qrels_files, read_qrels, unread_qrels
 from ehi.data.dataset import Dataset
 from ehi.data.sources import EMBEDDINGS_LAYOUT
 from ehi.data.validate import DataError, assemble
@@ -145,6 +146,10 @@ def load_embeddings(path: str | os.PathLike, name: str | None = None) -> Dataset
     corpus = pd.DataFrame({"doc_id": doc_ids, "title": "", "text": DOC_KEY + pd.Series(np.arange(len(docs))).astype(str)})
     query_table = pd.DataFrame({"query_id": query_ids,
                                 "text": QUERY_KEY + pd.Series(np.arange(len(queries))).astype(str)})
+    unread = unread_qrels(root)
+    if unread:
+        raise DataError(f"{unread[0]}: not read, the qrels files of a split are {', '.join(s + '.tsv' for s in SPLITS)} "
+                        "(rename it to the split it holds, or move it out of qrels/)")
     files = qrels_files(root, None)
     where = {"corpus": str(root / "doc_ids.txt"), "queries": str(root / "query_ids.txt"),
              **{split: str(file) for split, file in files.items()}}

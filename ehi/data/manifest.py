@@ -11,8 +11,13 @@ the run with the file named, instead of silently mixing
 results of two versions of a dataset. The manifest is an output of ``prepare_data`` that the named
 targets request, so deleting it, as the error advises, prepares the dataset again.
 
-Hashing a large source on every run would be slow, so a file whose size and modification time
-still match the manifest is taken as unchanged (as rsync and make do); any other file is hashed.
+Hashing a large source on every run would be slow, so a file whose size, modification time and
+status-change time (ctime) still match the manifest is taken as unchanged, as git's index does;
+any other file is hashed. The ctime is what sees an edit in place that kept the size and set the
+modification time back (``os.utime``, ``touch -d``): the system moves it on every write and every
+``utime`` and no call sets it back. A file whose ctime moved without its content (a copy of the
+folder, ``chmod``) is hashed on every parse until it is prepared again: 1.25 s for a 150 MB file
+here (sha256, 2 busy cores), against a ``stat`` call for a file left alone.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ TABLES = ("corpus.parquet", "queries.parquet", "qrels.parquet")
 
 def file_record(path: Path) -> dict:
     st = path.stat()
-    return {"sha256": file_sha256(path), "bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
+    return {"sha256": file_sha256(path), "bytes": st.st_size, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns}
 
 
 def source_files(dataset_cfg: dict) -> list[Path]:
@@ -110,8 +115,13 @@ def publish_prepared(staged: str | os.PathLike, data_dir: str | os.PathLike) -> 
     tables the manifest does not describe, which :func:`check_manifest` refuses by name."""
     staged, data_dir = Path(staged), Path(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
-    for name in (*TABLES, MANIFEST):
+    for name in TABLES:
         os.replace(staged / name, data_dir / name)
+    manifest = read_json_object(staged / MANIFEST, DataError)
+    for name, record in manifest["tables"].items():  # a rename moves a file's ctime: the one it has now
+        record["ctime_ns"] = (data_dir / name).stat().st_ctime_ns
+    write_json(manifest, staged / MANIFEST)
+    os.replace(staged / MANIFEST, data_dir / MANIFEST)
 
 
 def _changed(path: Path, record: dict) -> str | None:
@@ -119,13 +129,13 @@ def _changed(path: Path, record: dict) -> str | None:
     if not path.exists():
         return "missing"
     st = path.stat()
-    if st.st_size == record["bytes"] and st.st_mtime_ns == record["mtime_ns"]:
-        return None  # untouched: skip the hash
+    if (st.st_size, st.st_mtime_ns, st.st_ctime_ns) == (record["bytes"], record["mtime_ns"], record.get("ctime_ns")):
+        return None  # untouched: skip the hash (a record without a ctime is always hashed)
     digest = file_sha256(path)
     return None if digest == record["sha256"] else f"sha256 {digest[:12]}..., manifest says {record['sha256'][:12]}..."
 
 
-RECORD_KEYS = {"sha256": str, "bytes": int, "mtime_ns": int}  # a file record, as file_record writes it
+RECORD_KEYS = {"sha256": str, "bytes": int, "mtime_ns": int}  # a file record, as file_record writes it (ctime_ns aside)
 
 
 def _check_structure(manifest: dict, path: Path) -> None:

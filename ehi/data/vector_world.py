@@ -75,7 +75,7 @@ class _Geometry:
     def __init__(self, cfg: WorldConfig):
         rng, d = _rng(cfg, "layout"), cfg.dim
         basis, _ = np.linalg.qr(rng.standard_normal((d, d)))
-        scale = np.arange(1, d + 1) ** -cfg.spectrum_decay
+        scale = np.arange(1, d + 1, dtype=np.float64) ** -float(cfg.spectrum_decay)  # an int decay too
         self.map = (basis * (scale / np.sqrt((scale ** 2).mean()))).T  # (d, d): row vector g -> g @ map
         self.mean = self.map_rows(rng.standard_normal((1, d)))[0]
         self.mean /= np.linalg.norm(self.mean) / np.sqrt(d)  # as long as a mapped offset, on average
@@ -132,6 +132,8 @@ def generate_world(out_dir: str | Path, cfg: WorldConfig) -> dict:
 
 
 def _write_world(out: Path, cfg: WorldConfig) -> dict:
+    from ehi.data.world_checks import check_distinct
+
     start = time.perf_counter()
     (out / "qrels").mkdir(parents=True, exist_ok=True)
     geo = _Geometry(cfg)
@@ -147,7 +149,9 @@ def _write_world(out: Path, cfg: WorldConfig) -> dict:
         sizes = geo.sizes[facets]
         doc_g = np.repeat(centres, sizes, axis=0) + cfg.doc_noise * rng.standard_normal((int(sizes.sum()), cfg.dim))
         first = geo.first_doc[facets[0]]
-        docs[geo.doc_row[first:first + len(doc_g)]] = _unit(cfg, geo, doc_g)
+        doc_rows = _unit(cfg, geo, doc_g)
+        check_distinct(cfg, doc_g, doc_rows, b)
+        docs[geo.doc_row[first:first + len(doc_g)]] = doc_rows
         asked = np.flatnonzero((query_facet >= facets[0]) & (query_facet <= facets[-1]))
         if len(asked):
             f = query_facet[asked] - facets[0]

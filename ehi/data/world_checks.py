@@ -2,8 +2,11 @@
 
 Each knob is refused in one line naming it: a size below one, a weight that is negative, not
 finite or beyond :data:`WEIGHT_MAX`, facets larger than the corpus, a dtype the embeddings layout
-does not hold. The sizes are then bounded by what the world
-needs: the memory of its generation (:func:`memory_estimate`, against the machine's physical
+does not hold, knobs that make every document one vector (a single dimension, where a unit vector
+is +1 or -1; no part but the shared mean direction). A world collapsed less plainly (a
+``spectrum_decay`` so steep that the map keeps fewer directions than the dtype resolves) is caught
+while it is generated, block by block, by :func:`check_distinct`. The sizes are then bounded by what
+the world needs: the memory of its generation (:func:`memory_estimate`, against the machine's physical
 memory) and the disk of its two arrays (against the free space where it is written), so that a
 mistyped ``n_docs`` is refused at once instead of filling the memory or the disk first.
 """
@@ -52,10 +55,42 @@ def _check_knobs(cfg) -> None:
                           "would hold the whole corpus, every document relevant to every query)")
     if all(getattr(cfg, name) == 0 for name in PARTS):
         raise ConfigError(f"vector world {', '.join(PARTS)}: all 0, every document would be the zero vector")
+    if all(getattr(cfg, name) == 0 for name in PARTS[1:]):
+        raise ConfigError(f"vector world {', '.join(PARTS[1:])}: all 0, every document would be the shared mean "
+                          "direction (one distinct vector)")
+    if cfg.dim < 2:
+        raise ConfigError(f"vector world dim: {cfg.dim} gives 2 distinct vectors at most (a unit vector in one "
+                          "dimension is +1 or -1); use 2 or more")
     from ehi.data.embeddings import DTYPES
 
     if cfg.dtype not in DTYPES:
         raise ConfigError(f"vector world dtype: {cfg.dtype!r} is not one of {sorted(DTYPES)}")
+
+
+def check_distinct(cfg, drawn, rows, block: int) -> None:
+    """Refuse a block whose written document ``rows`` (mapped, unit-normalised, cast to the dtype)
+    hold fewer distinct vectors than the points ``drawn`` for them: documents the knobs made apart
+    that the map or the dtype merged, so that no search can tell them apart. It costs about 0.5 s
+    per 10^5 x 384 float32 documents (a set of the rows' bytes): a 10^5-document world took 6.5 s
+    to generate where it took 5.6 s unchecked."""
+    import numpy as np
+
+    written = _distinct_rows(rows)
+    made = written if written == len(rows) else _distinct_rows(drawn)  # drawn rows repeat only without doc_noise
+    if written < made:
+        raise ConfigError(f"vector world spectrum_decay/dim/dtype: the generated documents collapse, {written} "
+                          f"distinct vectors where {made} were drawn (block {block}): spectrum_decay "
+                          f"{cfg.spectrum_decay} leaves fewer directions than {cfg.dtype} resolves in {cfg.dim} "
+                          f"dimensions (the i-th is scaled by i ** -{cfg.spectrum_decay}, "
+                          f"{2.0 ** -float(cfg.spectrum_decay):.1e} at the second; {cfg.dtype} resolves "
+                          f"{float(np.finfo(rows.dtype).eps):.1e})")
+
+
+def _distinct_rows(a) -> int:
+    """Distinct rows of ``a``, by their bytes (a set of them: sorting the rows instead costs 10x)."""
+    import numpy as np
+
+    return len(set(map(bytes, np.ascontiguousarray(a))))
 
 
 def memory_estimate(cfg) -> int:

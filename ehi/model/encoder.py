@@ -23,10 +23,11 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
-from ehi.core.errors import ConfigError
+from ehi.core.errors import ConfigError, WeightsError
 from ehi.core.pretrained import MINILM_ALIASES, minilm_path, verified_minilm_path
 from ehi.model.encoder_checks import check_encoder_folder, check_load_report, check_probe
 from ehi.model.hub import hub_encoder
+from ehi.model.st_format import check_sentence_transformers_folder
 
 log = logging.getLogger(__name__)
 
@@ -150,6 +151,8 @@ def load_encoder(
         source = str(verified_minilm_path()) if key in MINILM_ALIASES else str(name_or_path)
         if key not in MINILM_ALIASES and not Path(source).exists():  # a hub id: its cached or downloaded folder
             source = hub_encoder(str(name_or_path))
+        if Path(source).is_dir():  # its pooling the pipeline's, or refused (ehi.model.st_format)
+            check_sentence_transformers_folder(source, WeightsError)
         if list(Path(source).glob("*.safetensors")):  # names the file and tensors before loading
             check_encoder_folder(source, values=False)  # the values: check_probe, on the loaded tensors
         try:

@@ -76,7 +76,10 @@ def check_encoder_folder(folder: str | os.PathLike, error: type[UserError] = Wei
     """Refuse an encoder folder whose weights do not fill its config's model exactly, hold NaN or
     inf (with ``values``; a loader that checks the loaded tensors passes False rather than read the
     file twice), or whose tokenizer fails on a plain text; the message names the file and the tensors."""
+    from ehi.model.st_format import check_sentence_transformers_folder
+
     folder = Path(folder)
+    check_sentence_transformers_folder(folder, error)  # pooled as its modules say, or refused
     expected, buffers, prefix = expected_shapes(folder, error)
     weights = sorted(folder.glob("*.safetensors"))
     if not weights:

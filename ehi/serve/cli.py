@@ -202,6 +202,10 @@ def _export(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command != "compare":  # compare forwards signals to its Snakemake child (compare_run.py)
+        from ehi.core.io import exit_on_termination
+
+        exit_on_termination()  # SIGTERM, as SIGINT, removes the temporary file of --out
     pin_kernels()  # queries encoded on the kernels the pipeline embedded the corpus with
     # user errors (a broken index, a bad argument or query file, OSError on a named file): one
     # line, a non-zero exit, no traceback; anything else is a bug and keeps its traceback

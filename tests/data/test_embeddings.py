@@ -71,6 +71,8 @@ def _break(root, what):
         np.save(root / "queries.npy", np.zeros((6, 0), np.float32))
     elif what == "garbage":
         (root / "docs.npy").write_bytes(b"not an array")
+    elif what == "validation":  # a split the reader has no name for: its judgements would be dropped
+        (root / "qrels" / "validation.tsv").write_text("query-id\tcorpus-id\tscore\nq2\td4\t1\n")
     elif what in ("zero_doc", "zero_query"):
         kind = "docs" if what == "zero_doc" else "queries"
         rows = np.load(root / f"{kind}.npy")
@@ -82,7 +84,8 @@ CASES = {"nan": "row 3 holds a NaN", "int": "dtype int64", "width": "same width"
          "rows": "19 ids for the 20 rows", "dup": "duplicate document", "unknown": "not in the corpus",
          "both": "both of docs.npy and docs.safetensors", "two_tensors": "holds 2 tensors", "garbage": "not a readable",
          "no_columns": "shape (20, 0)", "zero_doc": "docs.npy: row 2 is all zeros",
-         "zero_query": "queries.npy: row 2 is all zeros"}
+         "zero_query": "queries.npy: row 2 is all zeros",
+         "validation": "qrels/validation.tsv: not read, the qrels files of a split are train.tsv, dev.tsv, test.tsv"}
 
 
 @pytest.mark.parametrize("what", sorted(CASES))

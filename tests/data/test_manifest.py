@@ -4,6 +4,7 @@ source copy or prepared table is named instead of silently mixed into results.""
 import json
 import os
 
+import numpy as np
 import pytest
 
 from ehi.data.manifest import check_manifest, write_manifest
@@ -123,3 +124,42 @@ def test_a_new_published_checksum_of_a_downloaded_archive_is_named_though_no_cac
 def test_a_local_copy_records_no_published_checksums(prepared):
     _, data = prepared
     assert "source_checksums" not in json.loads((data / "manifest.json").read_text())
+
+
+@pytest.mark.parametrize("name", ["corpus.jsonl", "docs.npy"])
+def test_an_edit_in_place_that_keeps_size_and_modification_time_is_named(tmp_path, name):
+    # the size and the modification time put back (os.utime): only the status-change time tells
+    from ehi.data.embeddings import write_ids
+    from ehi.data.manifest import build_manifest
+
+    source = tmp_path / "copy"
+    source.mkdir()
+    np.save(source / "docs.npy", np.eye(4, dtype=np.float32))
+    write_ids(source / "corpus.jsonl", ['{"_id": "d1", "title": "", "text": "a document"}'])
+    data = tmp_path / "data"
+    data.mkdir()
+    for table in ("corpus.parquet", "queries.parquet", "qrels.parquet"):
+        (data / table).write_bytes(b"table")
+    (data / "manifest.json").write_text(json.dumps(build_manifest({"path": str(source)}, data, {"test": 1})))
+    assert check_manifest(data) is not None
+    edited, st = source / name, (source / name).stat()
+    with open(edited, "r+b") as f:  # one byte, in place
+        f.seek(st.st_size - 2)
+        byte = f.read(1)
+        f.seek(st.st_size - 2)
+        f.write(bytes([byte[0] ^ 1]))
+    os.utime(edited, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert edited.stat().st_size == st.st_size and edited.stat().st_mtime_ns == st.st_mtime_ns
+    with pytest.raises(DataError, match=rf"source file {edited}: sha256"):
+        check_manifest(data)
+
+
+def test_published_tables_are_recorded_with_the_status_change_time_they_have_in_place(prepared, tmp_path):
+    # a rename moves a file's ctime: recorded as it is after the move, a parse finds them untouched
+    from ehi.data.manifest import publish_prepared
+
+    _, staged = prepared
+    publish_prepared(staged, tmp_path / "published")
+    tables = json.loads((tmp_path / "published" / "manifest.json").read_text())["tables"]
+    assert {name: r["ctime_ns"] for name, r in tables.items()} == \
+        {name: (tmp_path / "published" / name).stat().st_ctime_ns for name in tables}

@@ -123,6 +123,7 @@ def test_a_world_killed_at_a_random_moment_is_the_old_one_or_the_new_one_whole(t
     ("mean_relevant", 0.5, "mean_relevant"), ("dtype", "int8", "dtype"), ("n_docs", 10 ** 13, "of memory"),
     ("asymmetry", 1e308, "is above 1e"),  # every query was written as the zero vector
     ("mean_relevant", 10 ** 6, "above n_docs"),  # one facet: every document relevant to every query
+    ("dim", 1, "dim: 1 gives 2 distinct vectors at most"),  # a unit vector in one dimension is +1 or -1
 ])
 def test_a_knob_out_of_range_is_refused_in_one_line_before_anything_is_written(tmp_path, knob, value, says):
     from ehi.core.errors import ConfigError
@@ -138,6 +139,32 @@ def test_all_zero_parts_are_refused():
 
     with pytest.raises(ConfigError, match="zero vector"):
         check_world(WorldConfig(**{**SMALL, **dict.fromkeys(PARTS, 0.0)}))
+
+
+def test_only_the_mean_direction_is_refused():
+    from ehi.core.errors import ConfigError
+    from ehi.data.world_checks import PARTS, check_world
+
+    with pytest.raises(ConfigError, match="shared mean direction"):
+        check_world(WorldConfig(**{**SMALL, **dict.fromkeys(PARTS[1:], 0.0)}))
+
+
+@pytest.mark.parametrize("decay, dtype", [("1000", "float32"), ("30.0", "float32"), ("12.0", "float16")])
+def test_a_spectrum_too_steep_for_the_dtype_is_refused_before_the_world_is_written(tmp_path, decay, dtype):
+    # the map keeps one direction the dtype resolves: every document +u or -u, 2 distinct vectors
+    from ehi.data.vector_world import main
+
+    knobs = [f"--set={key}={value}" for key, value in SMALL.items()]
+    with pytest.raises(SystemExit) as exit_:
+        main([str(tmp_path / "w"), *knobs, f"--set=spectrum_decay={decay}", f"--set=dtype={dtype}"])
+    said = str(exit_.value)
+    assert "spectrum_decay" in said and "distinct vectors where 600 were drawn" in said and "\n" not in said
+    assert not (tmp_path / "w").exists()
+
+
+def test_a_steep_spectrum_the_dtype_still_resolves_is_generated(tmp_path):
+    docs, _ = load_arrays(_world(tmp_path, spectrum_decay=4))  # an int decay as `--set` gives it
+    assert len(np.unique(np.asarray(docs), axis=0)) == 600
 
 
 @pytest.mark.parametrize("pair, says", [("n_doc=5", "KEY one of"), ("dim", "KEY=VALUE"), ("dim=abc", "not a JSON value"),

@@ -21,3 +21,28 @@ def test_sentence_transformers_reproduces_the_pipeline_embeddings(tmp_path, name
     # the folder still loads as the pipeline's own encoder
     again = load_encoder(str(tmp_path / "encoder"), max_length=max_length, device="cpu")
     np.testing.assert_allclose(again.encode(TEXTS), encoder.encode(TEXTS), atol=1e-6)
+
+
+@pytest.mark.parametrize("fault, says", [
+    ("no modules.json", "a sentence-transformers folder (sentence_bert_config.json) without modules.json"),
+    ("cls", "1_Pooling/config.json: pooling cls_token, the pipeline implements mean pooling alone"),
+    ("max", "1_Pooling/config.json: pooling max_tokens, the pipeline implements mean pooling alone"),
+])
+def test_a_folder_pooled_otherwise_or_of_unknown_pooling_is_refused_in_one_line(tmp_path, fault, says):
+    # loaded with mean pooling, its vectors would not be the ones sentence-transformers gives
+    import json
+
+    from ehi.core.errors import WeightsError
+
+    load_encoder("tiny-random", max_length=16, device="cpu").save(tmp_path / "encoder")
+    if fault == "no modules.json":
+        (tmp_path / "encoder" / "modules.json").unlink()
+    else:
+        config_path = tmp_path / "encoder" / "1_Pooling" / "config.json"
+        config = json.loads(config_path.read_text())
+        config.update({"pooling_mode_mean_tokens": False, {"cls": "pooling_mode_cls_token",
+                                                           "max": "pooling_mode_max_tokens"}[fault]: True})
+        config_path.write_text(json.dumps(config))
+    with pytest.raises(WeightsError) as err:
+        load_encoder(str(tmp_path / "encoder"), device="cpu")
+    assert says in str(err.value) and "\n" not in str(err.value)

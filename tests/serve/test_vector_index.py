@@ -2,7 +2,13 @@
 ``load_index``, ``ehi info``, ``ehi export-faiss`` and ``ehi search``, and searches query vectors
 without the folder it was trained on; a tree fitted on vectors (``ehi.fit_tree``) opens alike."""
 
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -15,6 +21,8 @@ from ehi.model.tree import TreeIndexer
 from ehi.search.tree_index import EHIIndex
 from ehi.serve.api import SearchIndexError, load_index, save_search_index
 from ehi.serve.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -167,3 +175,26 @@ def test_the_cli_refuses_a_query_vector_it_cannot_rank_before_the_first_line(vec
         main(["search", "--index", str(vector_index["dir"]), "--query-vectors", str(tmp_path / "q.npy")])
     assert str(exc.value.code).startswith("ehi search: error: ") and says in str(exc.value.code)
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("existing", [b"the run of yesterday\n", None])
+def test_a_search_stopped_by_a_signal_leaves_its_out_file_as_it_was_and_no_temporary_file(vector_index, tmp_path,
+                                                                                         signum, existing):
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "many.npy", rng.standard_normal((400_000, 16)).astype(np.float32))  # a search of seconds
+    out = tmp_path / "run.tsv"
+    if existing is not None:
+        out.write_bytes(existing)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    job = subprocess.Popen([sys.executable, "-m", "ehi.serve.cli", "search", "--index", str(vector_index["dir"]),
+                            "--query-vectors", str(tmp_path / "many.npy"), "--out", str(out)], env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not list(tmp_path.glob(".run.tsv.*.tmp")):  # the search has begun writing
+        assert job.poll() is None and time.monotonic() < deadline, job.stderr.read().decode()[-2000:]
+        time.sleep(0.01)
+    job.send_signal(signum)
+    assert job.wait(timeout=60) != 0  # stopped, not finished
+    assert [p.name for p in tmp_path.iterdir() if p.name != "many.npy"] == (["run.tsv"] if existing else [])
+    assert existing is None or out.read_bytes() == existing

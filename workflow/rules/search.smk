@@ -1,5 +1,9 @@
 # Stage 4: search every system at every budget of its sweep. Baselines tune their build parameters
 # on the tune split (never on the evaluation split), then sweep their search parameter on it.
+# The run and the QPS table are update() outputs: Snakemake would otherwise delete them when the job
+# starts, and a search killed or failing then leaves neither, while the per-query table evaluated
+# from the old run still reads as up to date and nothing asks for the QPS table again. Kept, the old
+# files are restored and the marker beside the log has the next run search again (ehi/core/unfinished.py).
 
 
 
@@ -7,8 +11,8 @@ rule search:
     input:
         unpack(search_inputs),
     output:
-        run=f"{R}/{{variant}}/runs/{{system}}.parquet",
-        qps=f"{RES}/{{variant}}/qps/{{system}}.parquet",
+        run=update(f"{R}/{{variant}}/runs/{{system}}.parquet"),
+        qps=update(f"{RES}/{{variant}}/qps/{{system}}.parquet"),
     params:
         data_dir=data_dir,
         search=search_settings,
