@@ -21,12 +21,12 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 from pathlib import Path
 
 import yaml
 
 from ehi.core.errors import ConfigError
+from ehi.core.metric_names import METRIC_NAMES, NEEDS_CUTOFF, metric_fault  # noqa: F401 (re-exported)
 from ehi.core.schemas import SPLITS
 from ehi.data.sources import IR_DATASETS_PREFIX, SOURCES, find_source, source_names
 from ehi.model.tower_checks import check_tower
@@ -34,11 +34,6 @@ from ehi.search.registry import ann_kind, searches
 from ehi.train.losses.names import siamese_loss_names
 from ehi.vector_checks import check_trainable_encoder, check_vector_encoder
 
-# ranx's metric names (ranx.metrics.metric_switch), plus psp@k (ehi.evaluate.xmc); a cutoff is
-# "@k" with k >= 1 (without one, a metric reads the whole ranking)
-METRIC_NAMES = ("hits", "hit_rate", "precision", "recall", "f1", "mrr", "map", "dcg", "dcg_burges", "ndcg",
-                "ndcg_burges", "r-precision", "bpref", "psp")
-NEEDS_CUTOFF = ("psp",)
 
 
 def check_config(config: dict, schema_path: str | os.PathLike, data_dir: str | os.PathLike | None = None,
@@ -104,14 +99,9 @@ def check_loss(where: str, train: dict) -> None:
 
 
 def check_metrics(metrics: list[str], extra_families=()) -> None:
-    known = (*METRIC_NAMES, *(f for f in extra_families if f not in METRIC_NAMES))
-    for name in metrics:
-        base, at, cut = name.partition("@")
-        if base not in known:
-            raise ConfigError(f"config evaluation.metrics: {name!r} is not a known metric; known: {', '.join(known)} "
-                              "(with a cutoff, e.g. ndcg@10)")
-        if (at or base in NEEDS_CUTOFF) and not re.fullmatch(r"[1-9][0-9]*", cut):
-            raise ConfigError(f"config evaluation.metrics: {name!r} needs a cutoff of 1 or more after '@', e.g. {base}@10")
+    fault = next(filter(None, (metric_fault(name, extra_families) for name in metrics)), None)
+    if fault:
+        raise ConfigError(f"config evaluation.metrics: {fault}")
 
 
 def variant_trains(config: dict, train_schema: dict) -> dict[str, dict]:

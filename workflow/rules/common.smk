@@ -2,6 +2,7 @@
 import json
 import os
 import re
+from pathlib import Path
 
 from ehi.core.versions import STAGES, upstream_versions
 from ehi.core.fingerprint import encoder_identity
@@ -22,7 +23,8 @@ from ehi.evaluate.seeds import replica, setting_replicas, split_replica
 from ehi.train.grid import as_choices, grid_points, model_grid
 from ehi.report.styles import variant_names
 from ehi.core.console import VARIANT_NAMES_ENV
-from ehi.core.unfinished import outdate_unfinished
+from ehi.core.unfinished import date_back, outdate_unfinished
+from ehi.report.report_files import untested_ablation_variants
 
 include: "targets.smk"
 
@@ -272,3 +274,13 @@ def cached(path):
         return os.path.abspath(path)
     MISSING_CACHED.append(path)
     return []
+
+
+def split_qrels():
+    """The prepared qrels, which each reader of per-query tables checks their queries against (its
+    split's judged ones, ehi/evaluate/result_checks.py): a report-only run reads them where they
+    were prepared, else holds the tables to each other's queries (a fresh clone has no data)."""
+    qrels = f"{DATA_DIR}/qrels.parquet"
+    if not REPORT_ONLY:
+        return [qrels]
+    return [os.path.abspath(qrels)] if os.path.exists(qrels) else []

@@ -27,6 +27,7 @@ rule evaluate:
 rule summarize:
     input:
         per_query=lambda w: expand(f"{RES}/{w.variant}/per_query/{{system}}.parquet", system=variant_systems(w.variant)),
+        qrels=split_qrels(),  # each per-query table holds every judged query of its split
     output:
         update(f"{RES}/{{variant}}/summary.parquet"),
     params:
@@ -43,6 +44,7 @@ rule significance:
     input:
         per_query=[f"{RES}/{v}/per_query/{s}.parquet" for v in SEED_REPLICAS["main"] for s in variant_systems(v)],
         variant_per_query=[f"{RES}/{r}/per_query/{s.system}.parquet" for s in VARIANT_SYSTEMS for r in SEED_REPLICAS[s.variant]],
+        qrels=split_qrels(),
     output:
         update(f"{RES}/significance.parquet"),
     params:
@@ -64,6 +66,24 @@ ABLATION_PER_QUERY = [f"{RES}/{v}/per_query/{s}.parquet" for v in VARIANTS for s
 ABLATION_SIGNIFICANCE = f"{RES}/ablation_significance.parquet"
 
 
+def ablation_tests_input():
+    """The ablation tests rule tables reads. A report-only run reads the cached table as it is,
+    unless it holds no test of an ablation variant whose per-query tables are here (made before
+    that variant ran: the tables would show its results beside no test of them) or is missing:
+    then rule ablation_significance makes it from the cached per-query tables, the stale table
+    dated back so that the rule runs (ehi.report.report_files.untested_ablation_variants)."""
+    if not ABLATIONS or not REPORT_ONLY:
+        return [ABLATION_SIGNIFICANCE] if ABLATIONS else []
+    if os.path.exists(ABLATION_SIGNIFICANCE):
+        rows = ["main", *dict.fromkeys(v for vs in ABLATIONS.values() for v in vs)]
+        tables = {v: [f"{RES}/{v}/per_query/{s}.parquet" for s in config["ablation_systems"] if s in variant_systems(v)]
+                  for v in rows}
+        if not untested_ablation_variants(ABLATION_SIGNIFICANCE, tables):
+            return [cached(ABLATION_SIGNIFICANCE)]
+        date_back(Path(ABLATION_SIGNIFICANCE))
+    return [ABLATION_SIGNIFICANCE]
+
+
 if ABLATIONS:
 
     rule ablation_significance:
@@ -72,6 +92,7 @@ if ABLATIONS:
         input:
             # cached(): a report-only run that lacks this table makes it from the committed per-query tables
             per_query=[cached(p) for p in ABLATION_PER_QUERY],
+            qrels=split_qrels(),
         output:
             update(ABLATION_SIGNIFICANCE),
         params:
