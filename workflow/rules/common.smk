@@ -55,7 +55,7 @@ REPORT_ONLY = report_only(os.path.exists(f"{RES}/significance.parquet"))
 with exit_on_user_error("snakemake"):
     check_manifest(DATA_DIR)  # first: check_config reads the prepared dataset's size and splits from it
     check_config(config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"), DATA_DIR,
-                 metric_families())
+                 metric_families(), TRAIN_GRID)
     # values against facts the schema cannot see: the encoder, its dimension, the corpus size, the
     # FAISS factory strings built over that dimension (a report-only run reads none of them: a fresh
     # clone re-renders committed results without them)
