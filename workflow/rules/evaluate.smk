@@ -66,24 +66,6 @@ ABLATION_PER_QUERY = [f"{RES}/{v}/per_query/{s}.parquet" for v in VARIANTS for s
 ABLATION_SIGNIFICANCE = f"{RES}/ablation_significance.parquet"
 
 
-def ablation_tests_input():
-    """The ablation tests rule tables reads. A report-only run reads the cached table as it is,
-    unless it holds no test of an ablation variant whose per-query tables are here (made before
-    that variant ran: the tables would show its results beside no test of them) or is missing:
-    then rule ablation_significance makes it from the cached per-query tables, the stale table
-    dated back so that the rule runs (ehi.report.report_files.untested_ablation_variants)."""
-    if not ABLATIONS or not REPORT_ONLY:
-        return [ABLATION_SIGNIFICANCE] if ABLATIONS else []
-    if os.path.exists(ABLATION_SIGNIFICANCE):
-        rows = ["main", *dict.fromkeys(v for vs in ABLATIONS.values() for v in vs)]
-        tables = {v: [f"{RES}/{v}/per_query/{s}.parquet" for s in config["ablation_systems"] if s in variant_systems(v)]
-                  for v in rows}
-        if not untested_ablation_variants(ABLATION_SIGNIFICANCE, tables):
-            return [cached(ABLATION_SIGNIFICANCE)]
-        date_back(Path(ABLATION_SIGNIFICANCE))
-    return [ABLATION_SIGNIFICANCE]
-
-
 if ABLATIONS:
 
     rule ablation_significance:
