@@ -3,9 +3,11 @@ is parsed, so that ``snakemake -n`` refuses a config that would otherwise fail i
 later, after training. Each problem is a :class:`ConfigError` naming the key.
 
 The schema checks each key alone, and the form of a name only. These check names against the
-registries (dataset sources, L_siamese losses, searches; plugins included, so that a plugin's
-name needs no schema edit) and keys against each other and against what is known before any job
-runs: the tree's B^H leaves of the main setting and of every ablation row, the synthetic
+registries (dataset sources, searches; plugins included, so that a plugin's name needs no schema
+edit) and keys against each other and against what is known before any job runs. Each training's
+settings (the main setting, every ablation row, every point of a dev grid) are built as the training
+builds them (:func:`check_train`: ``TrainConfig``'s ranges, L_siamese registry and rules between
+keys, written there once); then the tree's B^H leaves of each of those, the synthetic
 generator's corpus size and split shares, which qrels files a local BEIR copy has, and the
 queries per split of an already prepared dataset (its manifest). Where a fact is not known at
 parse time (a download not fetched yet) the check is left to the job.
@@ -31,7 +33,6 @@ from ehi.core.schemas import SPLITS
 from ehi.data.sources import IR_DATASETS_PREFIX, SOURCES, find_source, source_names
 from ehi.model.tower_checks import check_tower
 from ehi.search.registry import ann_kind, searches
-from ehi.train.losses.names import siamese_loss_names
 from ehi.vector_checks import check_trainable_encoder, check_vector_encoder
 
 
@@ -53,7 +54,6 @@ def check_config(config: dict, schema_path: str | os.PathLike, data_dir: str | o
     n_docs = known_corpus_size(config["dataset"], data_dir)
     for where, train in trains.items():
         check_seeds(where, train)
-        check_loss(where, train)
         check_tree(config, where, train, n_docs)
     check_splits(config, known_splits(config["dataset"], data_dir), trains)
     if config["search"].get("lists_from_leaf_count") and config["search"].get("scann_leaves") is not None:
@@ -88,13 +88,6 @@ def check_seeds(where: str, train: dict) -> None:
         raise ConfigError(f"config {where}.seed: {train['seed']} is not in {where}.seeds {seeds}; the runs are "
                           f"train.seed's plus one per other listed seed, so list it (e.g. {[train['seed'], *seeds]}) "
                           "or set train.seed to one of them")
-
-
-def check_loss(where: str, train: dict) -> None:
-    """The L_siamese of one variant (``where``: its config key) is a registered one."""
-    if train["siamese_loss"] not in siamese_loss_names():
-        raise ConfigError(f"config {where}.siamese_loss: unknown L_siamese {train['siamese_loss']!r}; known: "
-                          f"{', '.join(siamese_loss_names())}")
 
 
 def check_metrics(metrics: list[str], extra_families=()) -> None:
