@@ -3,9 +3,11 @@ is parsed, so that ``snakemake -n`` refuses a config that would otherwise fail i
 later, after training. Each problem is a :class:`ConfigError` naming the key.
 
 The schema checks each key alone, and the form of a name only. These check names against the
-registries (dataset sources, L_siamese losses, searches; plugins included, so that a plugin's
-name needs no schema edit) and keys against each other and against what is known before any job
-runs: the tree's B^H leaves of the main setting and of every ablation row, the synthetic
+registries (dataset sources, searches; plugins included, so that a plugin's name needs no schema
+edit) and keys against each other and against what is known before any job runs. Each training's
+settings (the main setting, every ablation row, every point of a dev grid) are built as the training
+builds them (:func:`check_train`: ``TrainConfig``'s ranges, L_siamese registry and rules between
+keys, written there once); then the tree's B^H leaves of each of those, the synthetic
 generator's corpus size and split shares, which qrels files a local BEIR copy has, and the
 queries per split of an already prepared dataset (its manifest). Where a fact is not known at
 parse time (a download not fetched yet) the check is left to the job.
@@ -21,46 +23,38 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 from pathlib import Path
 
 import yaml
 
 from ehi.core.errors import ConfigError
+from ehi.core.metric_names import METRIC_NAMES, NEEDS_CUTOFF, metric_fault  # noqa: F401 (re-exported)
 from ehi.core.schemas import SPLITS
 from ehi.data.sources import IR_DATASETS_PREFIX, SOURCES, find_source, source_names
 from ehi.model.tower_checks import check_tower
 from ehi.search.registry import ann_kind, searches
-from ehi.train.losses.names import siamese_loss_names
 from ehi.vector_checks import check_trainable_encoder, check_vector_encoder
 
-# ranx's metric names (ranx.metrics.metric_switch), plus psp@k (ehi.evaluate.xmc); a cutoff is
-# "@k" with k >= 1 (without one, a metric reads the whole ranking)
-METRIC_NAMES = ("hits", "hit_rate", "precision", "recall", "f1", "mrr", "map", "dcg", "dcg_burges", "ndcg",
-                "ndcg_burges", "r-precision", "bpref", "psp")
-NEEDS_CUTOFF = ("psp",)
 
 
 def check_config(config: dict, schema_path: str | os.PathLike, data_dir: str | os.PathLike | None = None,
-                 metric_families=()) -> None:
+                 metric_families=(), grid: dict | None = None) -> None:
     """Every check below; ``config`` is already validated against (and filled from) the schema,
     ``data_dir`` is where the dataset is (or will be) prepared, ``metric_families`` the registered
     metric families beyond ranx's (ehi.evaluate.metric_registry.families: plugins included; passed
-    in because that registry imports pandas)."""
+    in because that registry imports pandas), ``grid`` the train keys chosen on dev ({key: values},
+    :func:`ehi.train.grid.take_grid`: ``config`` holds their first values), every value checked."""
     train_schema = yaml.safe_load(Path(schema_path).read_text())["properties"]["train"]
     check_source(config["dataset"])
     check_vector_encoder(config)
     check_tower(config["encoder"]["name"], config["dataset"], config.get("towers"))
     check_metrics(config["evaluation"]["metrics"], metric_families)
-    trains = variant_trains(config, train_schema)
+    trains = variant_trains(config, train_schema, grid)
     check_trainable_encoder(config, trains)
     n_docs = known_corpus_size(config["dataset"], data_dir)
     for where, train in trains.items():
         check_seeds(where, train)
-        check_loss(where, train)
         check_tree(config, where, train, n_docs)
-        if train.get("select") == "dev" and not train.get("dev_eval"):
-            raise ConfigError(f"config {where}.select: dev picks the best dev epoch, which needs {where}.dev_eval: true")
     check_splits(config, known_splits(config["dataset"], data_dir), trains)
     if config["search"].get("lists_from_leaf_count") and config["search"].get("scann_leaves") is not None:
         raise ConfigError("config search.scann_leaves: with search.lists_from_leaf_count every list count comes from "
@@ -96,40 +90,57 @@ def check_seeds(where: str, train: dict) -> None:
                           "or set train.seed to one of them")
 
 
-def check_loss(where: str, train: dict) -> None:
-    """The L_siamese of one variant (``where``: its config key) is a registered one."""
-    if train["siamese_loss"] not in siamese_loss_names():
-        raise ConfigError(f"config {where}.siamese_loss: unknown L_siamese {train['siamese_loss']!r}; known: "
-                          f"{', '.join(siamese_loss_names())}")
-
-
 def check_metrics(metrics: list[str], extra_families=()) -> None:
-    known = (*METRIC_NAMES, *(f for f in extra_families if f not in METRIC_NAMES))
-    for name in metrics:
-        base, at, cut = name.partition("@")
-        if base not in known:
-            raise ConfigError(f"config evaluation.metrics: {name!r} is not a known metric; known: {', '.join(known)} "
-                              "(with a cutoff, e.g. ndcg@10)")
-        if (at or base in NEEDS_CUTOFF) and not re.fullmatch(r"[1-9][0-9]*", cut):
-            raise ConfigError(f"config evaluation.metrics: {name!r} needs a cutoff of 1 or more after '@', e.g. {base}@10")
+    fault = next(filter(None, (metric_fault(name, extra_families) for name in metrics)), None)
+    if fault:
+        raise ConfigError(f"config evaluation.metrics: {fault}")
 
 
-def variant_trains(config: dict, train_schema: dict) -> dict[str, dict]:
-    """The train section of the main setting and of every ablation row (the row over it), each
-    checked against the schema's train section: {config key of the row: train dict}."""
+def variant_trains(config: dict, train_schema: dict, grid: dict | None = None) -> dict[str, dict]:
+    """The train section of the main setting, of every ablation row (the row over it) and of every
+    point of the dev grid in each (``grid``: {key: its values}, :func:`ehi.train.grid.take_grid`;
+    a row's own keys are not gridded in it), each checked as its training will read it
+    (:func:`check_train`): {config key of the row, and the grid point where not the first: train dict}."""
     from jsonschema import Draft202012Validator
 
+    from ehi.train.grid import combinations
+
     validator = Draft202012Validator(train_schema)
-    trains = {"train": dict(config["train"])}
+    settings = {"train": ((), dict(config["train"]))}
     for name, rows in config["ablations"].items():
-        for i, row in enumerate(rows):
-            where = f"ablations.{name}[{i}]"
-            merged = {**config["train"], **row}
-            for err in sorted(validator.iter_errors(merged), key=lambda e: list(e.path)):
-                key = ".".join(str(p) for p in err.path)
-                raise ConfigError(f"config {where}{'.' + key if key else ''}: {err.message}")
-            trains[where] = merged
+        settings.update({f"ablations.{name}[{i}]": (tuple(row), {**config["train"], **row}) for i, row in enumerate(rows)})
+    trains = {}
+    for where, (fixed, train) in settings.items():
+        for point in combinations({k: v for k, v in (grid or {}).items() if k not in fixed}):
+            at = where if all(train[k] == v for k, v in point.items()) else \
+                f"{where} (grid point {', '.join(f'{k}={v!r}' for k, v in point.items())})"
+            trains[at] = check_train(at, {**train, **point}, validator)
     return trains
+
+
+def check_train(where: str, train: dict, validator) -> dict:
+    """``train`` (the settings one training reads: ``where``, its config key) against the schema's
+    train section (``validator``), then built as the training builds it
+    (:class:`ehi.train.config.TrainConfig`: every range, NaN, and each rule between keys, written
+    there once); returned as it is."""
+    from dataclasses import fields
+
+    from ehi.train.config import TrainConfig
+
+    fault = next((f"{where}{''.join('.' + str(p) for p in err.path)}: {err.message}"
+                  for err in sorted(validator.iter_errors(train), key=lambda e: list(e.path))), None)
+    if fault is None:
+        # the keys a training reads (not seeds: which replicas exist); branching: auto is rule
+        # dev_leaf_count's choice, an integer once the training reads it
+        known = {f.name for f in fields(TrainConfig)}
+        read = {k: v for k, v in train.items() if k in known and not (k == "branching" and v == "auto")}
+        try:
+            TrainConfig.from_dict(read)
+        except ConfigError as err:
+            fault = f"{where}: {str(err).removeprefix(TrainConfig.section + ': ').removeprefix(TrainConfig.section + ' ')}"
+    if fault:
+        raise ConfigError(f"config {fault}")
+    return train
 
 
 def _searches_tree(config: dict, where: str) -> bool:

@@ -123,8 +123,7 @@ def test_dev_evaluation_needs_a_dev_split_and_dev_selection_needs_dev_evaluation
     assert "config train.dev_eval: dataset 'test' has no 'dev' queries" in refused(config(merged(no_dev, {"train": {"dev_eval": True}})))
     assert "config ablations.late[0].dev_eval: dataset 'test' has no 'dev' queries" in \
         refused(config(merged(no_dev, {"ablations": {"late": [{"dev_eval": True}]}})))
-    assert "config train.select: dev picks the best dev epoch, which needs train.dev_eval: true" in \
-        refused(config({"train": {"select": "dev"}}))
+    assert refused(config({"train": {"select": "dev"}})) == "config train: select: dev needs dev_eval"
 
 
 def test_a_manifest_recorded_without_an_unset_query_split_is_this_config(tmp_path):
@@ -159,3 +158,47 @@ def test_a_tower_on_another_worlds_vectors_is_refused_at_parse_time(tmp_path):
     cfg = config({"dataset": {"name": "w", "source": "embeddings", "path": str(tmp_path / "own")},
                   "encoder": {"name": str(tower)}})
     assert "config encoder.name: the tower" in refused(cfg) and "sha256 differs" in refused(cfg)
+
+
+def test_an_ablation_row_a_training_would_refuse_is_refused_by_the_training_config_rules():
+    """Issue 68's row: the rule between floor and select_metric is TrainConfig's, applied to each row
+    laid over the train section, not written a second time here."""
+    assert refused(config({"ablations": {"floor": [{"floor": "kmeans"}]}})) == \
+        "config ablations.floor[0]: floor: kmeans needs select_metric: kmr_auc"
+    check_config(config({"ablations": {"floor": [{"floor": "kmeans", "select_metric": "kmr_auc"}]}}), SCHEMA)
+
+
+def gridded(train: dict, ablations: dict | None = None) -> str:
+    """What check_config says of a config whose train keys are ``{choose: [...]}`` grids, read as
+    the Snakefile reads them (the first values validated, the grid handed to the checks)."""
+    from ehi.train.grid import take_grid
+
+    cfg = merged(yaml.safe_load((REPO / "config" / "test" / "test.yaml").read_text()),
+                 {"train": train, "ablations": ablations or {}})
+    grid = take_grid(cfg["train"])
+    validate(cfg, str(SCHEMA))
+    with pytest.raises(ConfigError) as exc:
+        check_config(cfg, SCHEMA, grid=grid)
+    return str(exc.value)
+
+
+@pytest.mark.parametrize("train, says", [
+    ({"lr_encoder": {"choose": [1.0e-4, -1.0]}}, "config train (grid point lr_encoder=-1.0).lr_encoder: -1.0 is less than"),
+    ({"lr_encoder": {"choose": [1.0e-4, "fast"]}}, "config train (grid point lr_encoder='fast').lr_encoder: 'fast' is not of type"),
+    ({"lr_encoder": {"choose": [1.0e-4, float("nan")]}},
+     "config train (grid point lr_encoder=nan): key 'lr_encoder': nan is not a finite number"),
+    ({"height": {"choose": [2, 6]}}, "config train (grid point height=6).height=6, train (grid point height=6).branching=4: "
+                                     "4096 leaves, more than the corpus's 200 documents"),
+    ({"height": {"choose": [2, 3]}, "branching": {"choose": [4, 8]}}, "(grid point height=3, branching=8).branching=8: 512 leaves"),
+])
+def test_every_value_of_a_grid_is_checked_as_the_first_is(train, says):
+    assert says in gridded(train)
+
+
+def test_a_grid_value_is_checked_in_each_ablation_row_that_does_not_set_its_key():
+    said = gridded({"epochs": {"choose": [2, 0]}}, {"shape": [{"height": 1, "branching": 8}]})
+    assert said.startswith("config train (grid point epochs=0).epochs: 0 is less than the minimum of 1")
+    # a row that sets the gridded key itself trains at its own value only
+    said = gridded({"height": {"choose": [2, 6]}}, {"shape": [{"height": 1, "branching": 8}]})
+    assert said.startswith("config train (grid point height=6)") and "ablations.shape" not in said
+

@@ -13,9 +13,10 @@ import os
 
 import pandas as pd
 
-from ehi.core.io import read_table, write_table
+from ehi.core.io import write_table
 from ehi.core.schemas import schema
 from ehi.core.work import on_budget_axis
+from ehi.evaluate.result_checks import read_per_query
 from ehi.evaluate.stats import ablation_significance
 from ehi.search.registry import budgeted
 
@@ -40,11 +41,14 @@ def ablation_tests(per_query: pd.DataFrame, ablations: dict[str, list[str]], met
 
 def write_ablation_tests(per_query: list[str | os.PathLike], out: str | os.PathLike, ablations: dict, metrics,
                          systems, budget_axis: str = "documents", n_permutations: int = 10_000, seed: int = 0,
-                         alpha: float = 0.05) -> pd.DataFrame:
+                         alpha: float = 0.05, qrels: str | os.PathLike | None = None) -> pd.DataFrame:
     """:func:`ablation_tests` of the per-query tables ``per_query`` (the ablation systems' of the main
-    setting and each ablation variant), read on ``budget_axis``, written to ``out``."""
-    frames = [on_budget_axis(read_table(p, "per_query"), budget_axis, str(p)) for p in per_query]
+    setting and each ablation variant), each checked against its split's judged queries in ``qrels``
+    (where given: :func:`ehi.evaluate.result_checks.read_per_query`), read on ``budget_axis``,
+    written to ``out``."""
+    frames = [on_budget_axis(f, budget_axis, str(p)) for p, f in zip(per_query, read_per_query(per_query, qrels))]
     rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     table = ablation_tests(rows, ablations, metrics, systems, n_permutations, seed, alpha)
     write_table(table, "significance", out, keep_extra=True, meta={"n_permutations": n_permutations, "seed": seed})
     return table
+

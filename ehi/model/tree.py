@@ -26,8 +26,8 @@ from torch import nn
 from ehi.core.errors import ConfigError
 from ehi.core.io import atomic_path, read_json_object
 from ehi.core.weights import WeightsError, load_weights
+from ehi.model.path_layouts import PATH_LAYOUTS
 
-PATH_LAYOUTS = ("node", "frontier")
 # Default "node": two items routed into different subtrees never match at a deeper level by
 # accident (under "frontier" the level-2 block of child j of node 1 and of node 2 share a slot),
 # so cos(T(q), T(d)) is high only when the paths really coincide. Training never materialises the

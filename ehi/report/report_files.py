@@ -10,6 +10,10 @@ A dataset's tables are ``results/tables/<dataset>_<kind>.*`` and its figures
   config/scifact_dexml.yaml's ablation rows) is refused instead of deleting that figure and
   rewriting the tables without those rows (:func:`check_no_figure_dropped`).
 
+A report-only run reads the cached ablation tests as they are, unless they hold no test of an
+ablation variant that has results (:func:`untested_ablation_variants`): tests made before that
+variant ran, which rule ablation_significance makes again.
+
 The table pairs of the several-datasets rules (dev_choice, world_fit, world_calibration) are written
 as one (:func:`write_table_pair`).
 """
@@ -88,3 +92,21 @@ def write_table_pair(table: pd.DataFrame, csv: str | os.PathLike, markdown: str,
     with staged_files(csv.parent) as tmp:
         table.to_csv(tmp / csv.name, index=False, float_format="%.4f")
         (tmp / md.name).write_text(markdown)
+
+
+def untested_ablation_variants(tests: str | os.PathLike, per_query: dict[str, list[str]]) -> list[str]:
+    """The ablation variants whose per-query tables (``per_query``: {variant: its ablation systems'
+    tables}, main's included) are all there while the tests at ``tests`` hold none of their rows:
+    tests made before those variants had results, which a report-only run must make again."""
+    here = lambda paths: bool(paths) and all(os.path.exists(p) for p in paths)  # noqa: E731
+    ran = [v for v, paths in per_query.items() if v != "main" and here(paths)] if here(per_query.get("main")) else []
+    if not ran:
+        return []
+    import pyarrow.parquet as pq
+
+    try:
+        tested = set(pq.read_table(tests, columns=["variant"]).column("variant").to_pylist())
+    except (OSError, ValueError, KeyError):  # unreadable, or no tests' table: made again
+        return ran
+    return [v for v in ran if v not in tested]
+

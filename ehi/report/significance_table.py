@@ -45,8 +45,23 @@ def significance_wide(sig: pd.DataFrame, test: str = MARKED_TEST) -> pd.DataFram
     return wide.rename(columns={"system_a": "A", "system_b": "B"})
 
 
-def significance_markdown(wide: pd.DataFrame, caption: str) -> str:
-    """One section per metric, so each fits on a screen."""
+def no_comparison(systems=None, why: str = "") -> str:
+    """What an empty significance table says: no EHI search beside a baseline among ``systems`` (the
+    systems run; None: not known), or no test in the table though there was one to make, and ``why``
+    where that is known."""
+    systems = None if systems is None else sorted(set(systems))
+    ehi = [s for s in systems or () if s.startswith("ehi+")]
+    if not ehi or len(ehi) == len(systems):  # no EHI search, or no baseline beside it
+        return "No comparison: the systems run include no EHI search with a baseline beside it."
+    because = why or ("the table was made before these searches had results, or from per-query tables it could not "
+                      "compare; make it again (snakemake --forcerun significance)")
+    return (f"No comparison could be made: the significance table holds no test, though {', '.join(ehi)} ran beside "
+            f"{len(systems) - len(ehi)} other system(s): {because}.")
+
+
+def significance_markdown(wide: pd.DataFrame, caption: str, empty: str = "") -> str:
+    """One section per metric, so each fits on a screen; ``empty``: the sentence of a table without
+    tests (:func:`no_comparison`)."""
     parts = [caption, ""] if caption else []
     for metric, table in wide.groupby("metric", sort=False):
         table = table.drop(columns="metric").fillna("–")
@@ -54,19 +69,21 @@ def significance_markdown(wide: pd.DataFrame, caption: str) -> str:
         aligns = ["left", "left", *["right"] * (table.shape[1] - 2)]
         parts += [f"### {metric}", "", table.to_markdown(index=False, disable_numparse=True, colalign=aligns), ""]
     if wide.empty:  # e.g. a config without an EHI system: nothing was tested against anything
-        parts += ["No comparison: the systems run include no EHI search with a baseline beside it.", ""]
+        parts += [empty or no_comparison(), ""]
     return "\n".join(parts)
 
 
-def render_significance(sig: pd.DataFrame, stem: str | os.PathLike, caption: str = "") -> list[Path]:
-    """``stem``.md, .tex and .html: the compact table; ``stem``.csv: the long form, every column."""
+def render_significance(sig: pd.DataFrame, stem: str | os.PathLike, caption: str = "", systems=None,
+                        why_empty: str = "") -> list[Path]:
+    """``stem``.md, .tex and .html: the compact table; ``stem``.csv: the long form, every column.
+    ``systems``: the systems run, and ``why_empty`` where known, for what a table without tests says."""
     stem = Path(stem)
     tested = sig.test.iloc[0] if len(sig) and not (sig.test == MARKED_TEST).any() else MARKED_TEST
     caption = (f"{caption}. Each cell: mean of A minus mean of B over the queries at that fraction of "
                f"documents scored; {MARK}: the {tested} test's Holm-adjusted p-value is below alpha; "
                "a dash: not compared. Every test, p-value and interval: the .csv beside this file")
     wide = significance_wide(sig)
-    outputs = {".md": significance_markdown(wide, caption),
+    outputs = {".md": significance_markdown(wide, caption, no_comparison(systems, why_empty)),
                ".tex": table_tex(wide, caption, label=f"tab:{stem.name}"),
                ".csv": sig.to_csv(index=False), ".html": html_table(wide, caption)}
     for suffix, text in outputs.items():

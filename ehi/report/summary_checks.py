@@ -2,9 +2,11 @@
 
 :func:`ehi.core.io.read_table` already refuses a summary without rows, with a NaN value or with a
 repeated key. A value can still be impossible: an nDCG@10 of -5 or 7, a recall of ``inf``, a NaN
-fraction visited (which renders every cell of its system as the mark of a budget not reached), or
-rows of another dataset copied in. Each is a :class:`DataError` naming the file and the first row,
-before any table or figure is rendered, so the previous ones stay as they were.
+fraction visited (which renders every cell of its system as the mark of a budget not reached), a
+metric no registry knows (``foo@10``), or rows of another dataset copied in: the checks every
+metric table gets (:func:`ehi.evaluate.result_checks.check_metric_rows`), and the dataset's. Each
+is a :class:`DataError` naming the file and the first row, before any table or figure is rendered,
+so the previous ones stay as they were.
 
 Rows of a system the config does not list (results cached before a system was dropped from
 ``search.systems``, re-rendered by a report-only run) are possible values of a system no longer
@@ -20,35 +22,17 @@ import numpy as np
 import pandas as pd
 
 from ehi.core.errors import DataError
-
-# ranx metric families whose every value lies in [0, 1]; the rest (dcg, hits, psp) are only >= 0
-UNIT_INTERVAL = ("ndcg", "ndcg_burges", "recall", "precision", "mrr", "map", "hit_rate", "f1", "r-precision", "bpref")
-
-
-def _first(rows: pd.DataFrame, *columns: str) -> str:
-    row = rows.iloc[0]
-    return ", ".join(f"{c}={row[c]}" for c in ("system", "variant", "budget_param", "budget_value", *columns))
+from ehi.core.metric_names import UNIT_INTERVAL
+from ehi.evaluate.result_checks import check_metric_rows
 
 
 def check_summary_values(summary: pd.DataFrame, path: str | os.PathLike, dataset: str) -> pd.DataFrame:
-    """``summary`` as read, or a DataError naming ``path`` and its first impossible row."""
+    """``summary`` as read, or a DataError naming ``path`` and its first impossible row (rows of
+    another dataset, then :func:`ehi.evaluate.result_checks.check_metric_rows`)."""
     other = summary[summary.dataset != dataset]
     if len(other):
         raise DataError(f"{path}: {len(other)} rows of dataset {other.dataset.iloc[0]!r}, in the results of {dataset!r}")
-    value = summary.value.to_numpy(dtype=float)
-    bounded = summary.metric.str.split("@").str[0].isin(UNIT_INTERVAL).to_numpy()
-    bad = ~np.isfinite(value) | (value < 0) | (bounded & (value > 1))
-    if bad.any():
-        rows = summary[bad]
-        raise DataError(f"{path}: {int(bad.sum())} impossible metric value(s), first {float(rows.value.iloc[0])} at "
-                        f"{_first(rows, 'metric')} (expected finite, >= 0, and <= 1 for {rows.metric.iloc[0]})")
-    frac = summary.frac_visited.to_numpy(dtype=float)
-    bad = ~np.isfinite(frac) | (frac < 0) | (frac > 1)
-    if bad.any():
-        rows = summary[bad]
-        raise DataError(f"{path}: {int(bad.sum())} rows with frac_visited {float(rows.frac_visited.iloc[0])}, first at "
-                        f"{_first(rows)} (expected a finite fraction in [0, 1])")
-    return summary
+    return check_metric_rows(summary, path, "summary")
 
 
 def check_significance_values(sig: pd.DataFrame, path: str | os.PathLike, dataset: str | None = None) -> pd.DataFrame:

@@ -177,12 +177,13 @@ def _render(data: ReportData, s: ReportSettings, tables: Path, figures: Path) ->
     for metric in metrics:
         draw.plot_kmr(main, metric, figures / f"kmr_{metric.replace('@', '_at_')}.png", title=f"{dataset}: {metric}",
                       axis=axis)
-    sig = data.significance
+    sig, unlisted_sig = data.significance, ""
     if listed is not None:
         sig, unlisted_sig = listed_systems_only(sig, f"{data.results / 'significance.parquet'}", listed, ("system_a", "system_b"))
         if unlisted_sig:
             log.warning(unlisted_sig)
-    render_significance(sig, tables / f"{dataset}_significance", caption=f"{dataset}: paired significance tests, Holm-adjusted")
+    render_significance(sig, tables / f"{dataset}_significance", caption=f"{dataset}: paired significance tests, Holm-adjusted",
+                        systems=main.system.unique(), why_empty=unlisted_sig.rstrip("."))
     draw.render_table(leaf_balance(leaves), tables / f"{dataset}_leaf_balance",
                        caption=f"{dataset}: documents per leaf.", note=" ".join(warnings.values()))
     draw.plot_leaf_sizes({v: df["size"].to_numpy() for v, df in leaves.items()}, figures / "leaf_sizes.png",
@@ -216,4 +217,17 @@ def _render_ablations(data: ReportData, s: ReportSettings, summaries, names, tab
                                f"(EHI's tree at <= {_pct(ABLATION_BUDGET)} of {BUDGET_AXES[s.budget_axis]}, and exact search); "
                                "p-values Holm-adjusted over one ablation's variants and searches per metric and test; "
                                f"'significant': randomization test, adjusted p < {s.alpha}",
-                      empty="This config has no ablations." if not ablations else "No ablation variant has results yet.")
+                      empty=_no_ablation_tests(ablations, abl))
+
+
+def _no_ablation_tests(ablations: dict, table: pd.DataFrame) -> str:
+    """What an ablation significance table without tests says: the sentence that is true of the
+    ablation variants with results (``table``: the ablation table's rows, main's included)."""
+    if not ablations:
+        return "This config has no ablations."
+    ran = sorted(set(table.variant) - {"main"}) if len(table) else []
+    if not ran:
+        return "No ablation variant has results yet."
+    return (f"No test of the ablation variants with results ({', '.join(ran)}) against the main setting: their tests "
+            "(ablation_significance.parquet) hold none of them, or could not pair them with the main setting at "
+            "the ablation budget; make them again (snakemake --forcerun ablation_significance).")

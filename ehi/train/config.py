@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ehi.core.config import SEED_MAX, Section, bounded
+from ehi.model.path_layouts import PATH_LAYOUTS
 from ehi.train.losses.names import siamese_loss_names
 
 READS = "reads"  # the field metadata key: "tree" (EHI's tree only) or "shared" (DE and EHI)
@@ -25,12 +26,6 @@ def tree(default, **limits):
 def shared(default, **limits):
     """A setting both models read (the encoder, its losses, its batches, its run)."""
     return bounded(default, metadata={READS: "shared"}, **limits)
-
-
-def _path_layouts() -> tuple[str, ...]:
-    from ehi.model.tree import PATH_LAYOUTS  # here: the module imports torch
-
-    return PATH_LAYOUTS
 
 
 @dataclass(frozen=True)
@@ -61,7 +56,7 @@ class TrainConfig(Section):
     # trained DE of the same seed, as the paper starts EHI from an encoder fine-tuned on the task).
     # The workflow passes that encoder in (workflow/rules/common.smk: start_encoder); the loop never reads it.
     encoder_init: str = tree("pretrained", choices=("pretrained", "de"))
-    path_layout: str = tree("node", choices=_path_layouts)
+    path_layout: str = tree("node", choices=PATH_LAYOUTS)
     # Option beyond the paper: each tree node gets its own child classifier (TreeIndexer.per_node).
     # In the paper's form a parent only adds a bias at the next level, so all B^h parents split
     # their regions along the same B directions; on the synthetic default (H=2, B=8, frozen MiniLM)

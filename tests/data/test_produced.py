@@ -35,23 +35,39 @@ def test_a_world_knob_out_of_range_is_refused_before_any_job_naming_the_entry(tm
 
 
 def test_a_dataset_named_by_its_producer_reads_that_folder_and_its_identity_tower():
-    config = {"dataset": {"world": "n1e4", "name": "world_1e4"}}
+    config = {"dataset": {"world": "n1e4", "name": "world_1e4"}, "worlds": {"n1e4": {}}}
     assert name_dataset_source(config) == {
         "dataset": {"name": "world_1e4", "source": "embeddings", "path": "resources/worlds/n1e4"},
-        "encoder": {"name": "resources/worlds/n1e4"}}
+        "encoder": {"name": "resources/worlds/n1e4"}, "worlds": {"n1e4": {}}}
     # a tower the config names is kept: only the identity tower is implied
-    config = {"dataset": {"encoding": "webster_minilm"}, "encoder": {"name": "resources/towers/webster_linear"}}
+    config = {"dataset": {"encoding": "webster_minilm"}, "encoder": {"name": "resources/towers/webster_linear"},
+              "encodings": {"webster_minilm": {}}}
     name_dataset_source(config)
     assert config["dataset"]["path"] == "resources/vectors/webster_minilm"
     assert config["encoder"]["name"] == "resources/towers/webster_linear"
 
 
 def test_every_datasets_entry_is_named_and_a_second_source_beside_the_name_is_refused():
-    config = name_dataset_sources({"datasets": {"a": {"dataset": {"world": "n1e5"}}, "b": None}})
+    config = name_dataset_sources({"datasets": {"a": {"dataset": {"world": "n1e5"}}, "b": None}, "worlds": {"n1e5": {}}})
     assert config["datasets"]["a"]["dataset"]["path"] == "resources/worlds/n1e5"
     assert config["datasets"]["a"]["encoder"]["name"] == "resources/worlds/n1e5"
     with pytest.raises(ConfigError, match=r"datasets\.c\.dataset: \['path', 'world'\] given together"):
         name_dataset_sources({"datasets": {"c": {"dataset": {"world": "n1e5", "path": "elsewhere"}}}})
+
+
+@pytest.mark.parametrize("world, says", [
+    ("n1e7", "config datasets.c.dataset.world: 'n1e7' is no world of this config's worlds: entries nor a folder "
+             "under resources/worlds/; known: n1e4, n1e5"),
+    (5, "config datasets.c.dataset.world: 5 is no world"),
+])
+def test_a_world_the_config_does_not_make_is_refused_naming_the_key_and_the_worlds(world, says, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no world written yet
+    config = {"datasets": {"c": {"dataset": {"world": world}}}, "worlds": {"n1e4": {}, "n1e5": {}}}
+    with pytest.raises(ConfigError) as err:
+        name_dataset_sources(config)
+    assert str(err.value).startswith(says) and "\n" not in str(err.value)
+    (tmp_path / "resources" / "worlds" / "n1e7").mkdir(parents=True)  # written by another config's rule
+    assert name_dataset_sources({**config, "datasets": {"c": {"dataset": {"world": "n1e7"}}}})
 
 
 def test_a_shipped_multi_dataset_config_gives_its_worlds_by_name_and_each_entry_its_identity_tower():

@@ -18,7 +18,7 @@ CASES = [  # (case, config file text layered over the test config, what the one 
     ("a bogus select_metric", "train: {select_metric: best}\n", "config train.select_metric: 'best' is not one of"),
     ("an encoder name that is nothing", "encoder: {name: 'not a model'}\n", "config encoder.name: 'not a model'"),
     ("pq_m not dividing the dimension", "search: {pq_m: 5, systems: [ehi+tree-pq]}\n", "config search.pq_m: 5 does not divide"),
-    ("an unknown loss", "train: {siamese_loss: hinge}\n", "config train.siamese_loss: unknown L_siamese 'hinge'; known: triplet"),
+    ("an unknown loss", "train: {siamese_loss: hinge}\n", "config train: key 'siamese_loss': 'hinge' is not one of ["),
     ("more IVF lists than documents", "search: {ivf_nlist: [500]}\n", "config search.ivf_nlist: [500] exceed the corpus's 200"),
     ("an alias bomb", "a0: &a0 [x, x]\n" + "".join(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 10)),
      ", line 6: its aliases expand past 100,000 values"),  # a5: 2 x 9^5 values
@@ -63,3 +63,33 @@ def test_a_broken_manifest_is_one_line_at_the_dry_run(tmp_path):
     proc = snakemake("-n", "all", "--configfile", TEST_CONFIG, workdir=workdir, check=False)
     refusal = one_line_refusal(proc, workdir, keep=["resources/test/data/manifest.json"])
     assert f"{manifest.relative_to(workdir)}: 'source_files' is missing" in refusal and "delete" in refusal
+
+
+def _world_config() -> str:
+    """The test config with its dataset named by a world that no `worlds:` entry makes."""
+    config = yaml.safe_load(open(TEST_CONFIG))
+    config["dataset"] = {"name": "test", "world": "nosuch"}
+    return yaml.safe_dump(config)
+
+
+TRAINING_CASES = [  # (case, a config file, whether it stands alone, what the one line says)
+    ("an ablation row a training refuses", "ablations: {floor: [{floor: kmeans}]}\n", False,
+     "config ablations.floor[0]: floor: kmeans needs select_metric: kmr_auc"),
+    ("a NaN rate after a grid's first value", "train: {lr_encoder: {choose: [1.0e-4, .nan]}}\n", False,
+     "config train (grid point lr_encoder=nan): key 'lr_encoder': nan is not a finite number"),
+    ("a world the config does not make", _world_config(), True,
+     "config dataset.world: 'nosuch' is no world of this config's worlds: entries"),
+]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("case, text, alone, names", TRAINING_CASES, ids=[c[0] for c in TRAINING_CASES])
+def test_a_dry_run_refuses_what_a_training_job_would_in_one_line(tmp_path, case, text, alone, names):
+    """Each refused at `snakemake -n`, where a training job (or the embeddings preparation, blamed on
+    encoder.name) refused it after the DAG was planned."""
+    path = tmp_path / "case.yaml"
+    path.write_text(text)
+    workdir = tmp_path / "work"
+    configs = [str(path)] if alone else [TEST_CONFIG, str(path)]
+    proc = snakemake("-n", "all", "--configfile", *configs, workdir=workdir, check=False)
+    assert names in one_line_refusal(proc, workdir)

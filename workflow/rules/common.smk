@@ -2,6 +2,7 @@
 import json
 import os
 import re
+from pathlib import Path
 
 from ehi.core.versions import STAGES, upstream_versions
 from ehi.core.fingerprint import encoder_identity
@@ -22,7 +23,8 @@ from ehi.evaluate.seeds import replica, setting_replicas, split_replica
 from ehi.train.grid import as_choices, grid_points, model_grid
 from ehi.report.styles import variant_names
 from ehi.core.console import VARIANT_NAMES_ENV
-from ehi.core.unfinished import outdate_unfinished
+from ehi.core.unfinished import date_back, outdate_unfinished
+from ehi.report.report_files import untested_ablation_variants
 
 include: "targets.smk"
 
@@ -53,7 +55,7 @@ REPORT_ONLY = report_only(os.path.exists(f"{RES}/significance.parquet"))
 with exit_on_user_error("snakemake"):
     check_manifest(DATA_DIR)  # first: check_config reads the prepared dataset's size and splits from it
     check_config(config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"), DATA_DIR,
-                 metric_families())
+                 metric_families(), TRAIN_GRID)
     # values against facts the schema cannot see: the encoder, its dimension, the corpus size, the
     # FAISS factory strings built over that dimension (a report-only run reads none of them: a fresh
     # clone re-renders committed results without them)
@@ -272,3 +274,32 @@ def cached(path):
         return os.path.abspath(path)
     MISSING_CACHED.append(path)
     return []
+
+
+def split_qrels():
+    """The prepared qrels, which each reader of per-query tables checks their queries against (its
+    split's judged ones, ehi/evaluate/result_checks.py): a report-only run reads them where they
+    were prepared, else holds the tables to each other's queries (a fresh clone has no data)."""
+    qrels = f"{DATA_DIR}/qrels.parquet"
+    if not REPORT_ONLY:
+        return [qrels]
+    return [os.path.abspath(qrels)] if os.path.exists(qrels) else []
+
+
+def ablation_tests_input():
+    """The ablation tests that the tables read (ABLATION_SIGNIFICANCE, made in evaluate.smk). A
+    report-only run reads the cached table as it is, unless it holds no test of an ablation variant
+    whose per-query tables are here (made before that variant ran, the tables would show its
+    results beside no test of them) or is missing. Then rule ablation_significance makes it from
+    the cached per-query tables, the stale table dated back so that the rule runs
+    (ehi.report.report_files.untested_ablation_variants)."""
+    if not ABLATIONS or not REPORT_ONLY:
+        return [ABLATION_SIGNIFICANCE] if ABLATIONS else []
+    if os.path.exists(ABLATION_SIGNIFICANCE):
+        rows = ["main", *dict.fromkeys(v for vs in ABLATIONS.values() for v in vs)]
+        tables = {v: [f"{RES}/{v}/per_query/{s}.parquet" for s in config["ablation_systems"] if s in variant_systems(v)]
+                  for v in rows}
+        if not untested_ablation_variants(ABLATION_SIGNIFICANCE, tables):
+            return [cached(ABLATION_SIGNIFICANCE)]
+        date_back(Path(ABLATION_SIGNIFICANCE))
+    return [ABLATION_SIGNIFICANCE]

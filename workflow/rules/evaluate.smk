@@ -27,6 +27,7 @@ rule evaluate:
 rule summarize:
     input:
         per_query=lambda w: expand(f"{RES}/{w.variant}/per_query/{{system}}.parquet", system=variant_systems(w.variant)),
+        qrels=split_qrels(),  # each per-query table holds every judged query of its split
     output:
         update(f"{RES}/{{variant}}/summary.parquet"),
     params:
@@ -43,6 +44,7 @@ rule significance:
     input:
         per_query=[f"{RES}/{v}/per_query/{s}.parquet" for v in SEED_REPLICAS["main"] for s in variant_systems(v)],
         variant_per_query=[f"{RES}/{r}/per_query/{s.system}.parquet" for s in VARIANT_SYSTEMS for r in SEED_REPLICAS[s.variant]],
+        qrels=split_qrels(),
     output:
         update(f"{RES}/significance.parquet"),
     params:
@@ -72,6 +74,7 @@ if ABLATIONS:
         input:
             # cached(): a report-only run that lacks this table makes it from the committed per-query tables
             per_query=[cached(p) for p in ABLATION_PER_QUERY],
+            qrels=split_qrels(),
         output:
             update(ABLATION_SIGNIFICANCE),
         params:

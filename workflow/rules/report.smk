@@ -27,9 +27,9 @@ rule tables:
         leaves=[cached(f"{RES}/{v}/leaves.parquet") for v in VARIANTS
                 if any(ann_kind(s.split("+")[1]).from_index for s in variant_systems(v))],
         # each ablation variant tested against the main setting (rule ablation_significance); a
-        # report-only run that lacks it has the rule make it from the cached per-query tables
-        ablation_significance=([cached(ABLATION_SIGNIFICANCE) if os.path.exists(ABLATION_SIGNIFICANCE)
-                                else ABLATION_SIGNIFICANCE] if ABLATIONS else []),
+        # report-only run whose cached tests are missing, or miss a variant with results, has the
+        # rule make them from the cached per-query tables (evaluate.smk)
+        ablation_significance=ablation_tests_input(),
     # update(): Snakemake neither deletes these before the job nor keeps a failed job's: it backs
     # them up and restores them if the job fails (ehi.report.tables.build_report also renders the
     # whole set in temporary folders first), so a result that cannot be read costs no table; the

@@ -11,5 +11,6 @@ attempt = hold(snakemake)  # its update() output: removed once it is written (eh
 p = snakemake.params
 cfg = EvaluationConfig.from_dict(p.evaluation)
 write_ablation_tests(snakemake.input.per_query, snakemake.output[0], p.ablations, cfg.metrics, p.ablation_systems,
-                     cfg.budget_axis, cfg.n_permutations, cfg.seed, cfg.alpha)
+                     cfg.budget_axis, cfg.n_permutations, cfg.seed, cfg.alpha,
+                     snakemake.input.qrels[0] if snakemake.input.qrels else None)
 attempt.unlink()

@@ -4,10 +4,11 @@ from ehi.core.rule_script import setup  # first: it pins the CPU kernels before 
 
 import pandas as pd
 
-from ehi.core.io import read_table, write_table
+from ehi.core.io import write_table
 from ehi.core.unfinished import hold
 from ehi.core.work import on_budget_axis
 from ehi.evaluate.config import EvaluationConfig
+from ehi.evaluate.result_checks import read_per_query
 from ehi.evaluate.stats import significance_report
 from ehi.evaluate.seeds import per_query_over_seeds, seed_column, with_seed_spread
 from ehi.evaluate.variant_systems import parse as parse_variant_systems, significance_role, with_variant_systems
@@ -15,14 +16,16 @@ from ehi.evaluate.variant_systems import parse as parse_variant_systems, signifi
 log = setup(snakemake)
 attempt = hold(snakemake)  # its update() outputs: removed once they are written (ehi/core/unfinished.py)
 cfg = EvaluationConfig.from_dict(snakemake.params.evaluation)
+inp = snakemake.input
+# every table checked against its split's judged queries (ehi/evaluate/result_checks.py)
+frames = read_per_query([*inp.per_query, *inp.variant_per_query], inp.qrels[0] if inp.qrels else None)
 # evaluation.budget_axis: every pick at a budget reads documents scored, or work (routing counted)
-per_query = on_budget_axis(pd.concat([read_table(f, "per_query") for f in snakemake.input.per_query], ignore_index=True),
-                           cfg.budget_axis, "per_query")
+per_query = on_budget_axis(pd.concat(frames[:len(inp.per_query)], ignore_index=True), cfg.budget_axis, "per_query")
 # evaluation.variant_systems: an ablation variant's searches (e.g. the k-means-started tree), relabelled
 specs = parse_variant_systems(cfg.variant_systems)
 seeds = snakemake.params.seeds
-variant_rows = on_budget_axis(pd.concat([read_table(f, "per_query") for f in snakemake.input.variant_per_query],
-                                        ignore_index=True), cfg.budget_axis, "per_query") if specs else None
+variant_rows = on_budget_axis(pd.concat(frames[len(inp.per_query):], ignore_index=True), cfg.budget_axis,
+                             "per_query") if specs else None
 if seeds:  # relabel each seed replica to its variant, then average each query over seeds
     per_query = seed_column(per_query, seeds["main_seed"])
     variant_rows = seed_column(variant_rows, seeds["main_seed"]) if specs else None
