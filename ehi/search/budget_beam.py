@@ -33,7 +33,10 @@ def beam_at_budget(index, query_emb: np.ndarray, budget: float, cost: str | None
 
 def beam_words(chosen: dict) -> str:
     """What a recorded beam is, in one sentence."""
-    return (f"beam {chosen['beam']}: the largest whose mean {chosen['cost']} on the {chosen['queries']} dev queries "
+    from ehi.core.work import BUDGET_AXES
+
+    cost = BUDGET_AXES.get(chosen["cost"], chosen["cost"])
+    return (f"beam {chosen['beam']}: the largest whose mean {cost} on the {chosen['queries']} dev queries "
             f"({chosen['fraction']:.1%} of the corpus) is within the training's dev budget of {chosen['budget']:.0%}")
 
 
