@@ -6,7 +6,9 @@ them in one line rather than a job failing, or worse, running to a meaningless t
 - a dual encoder (or any system that trains the encoder alone) over a tower that cannot train:
   the identity tower has no weights, and ``train.freeze_layers`` > 0 freezes a tower whole;
 - a vectors dataset whose name came with another config's dataset: its results would overwrite
-  that dataset's (``results/<name>/``).
+  that dataset's (``results/<name>/``);
+- a vectors folder that does not exist: its identity tower's name would otherwise be looked up as
+  a Hugging Face hub id, and refused as one missing from the cache.
 
 Light on purpose, as :mod:`ehi.config_checks` (no torch): a tower folder is read as JSON.
 """
@@ -65,6 +67,20 @@ def check_vector_encoder(config: dict) -> None:
     if kind is not None and source != VECTOR_SOURCE:
         raise ConfigError(f"config encoder.name: {name!r} is a vector tower, which reads dataset.source "
                           f"{VECTOR_SOURCE} only (dataset.source is {source!r})")
+
+
+def check_vectors_folder(dataset: dict, produced=()) -> None:
+    """A vectors dataset's folder exists, or is one a rule of this DAG writes (``produced``: the
+    folders of ehi.data.produced.produced_folders); a relative path is read from the working
+    directory, which the refusal names."""
+    if dataset.get("source") != VECTOR_SOURCE or not dataset.get("path"):
+        return
+    path = str(dataset["path"])
+    folder = Path(path).expanduser()
+    if os.path.normpath(path) in set(produced) or folder.is_dir():
+        return
+    where = "" if folder.is_absolute() else f" ({path!r} read from the working directory {Path.cwd()})"
+    raise ConfigError(f"config dataset.path: no such folder: {folder.resolve()}{where}")
 
 
 def check_trainable_encoder(config: dict, trains: dict[str, dict]) -> None:

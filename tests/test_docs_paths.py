@@ -46,7 +46,9 @@ GENERATED = {
 # named on purpose though they are no config key or module
 NOT_CONFIG_KEYS = {"train.heigth"}  # the typo inside a quoted error message
 NOT_MODULES = {"ehi.plugins", "ehi.provenance"}  # an entry-point group; the Parquet metadata key
-SNAKEMAKE_VALUE_OPTIONS = {"--cores", "-c", "--profile", "--report", "--directory", "-d", "--jobs", "-j"}
+SNAKEMAKE_VALUE_OPTIONS = {"--cores", "-c", "--profile", "--report", "--directory", "-d", "--jobs", "-j", "--snakefile",
+                           "-s"}
+CHECKOUT = "$EHI/"  # the checkout, where a command run from another folder names its files
 SNAKEMAKE_LIST_OPTIONS = {"--configfile", "--configfiles", "--config", "-C", "--set-resources", "--set-threads",
                           "--quiet", "-q"}
 EXTENSIONS = (".py", ".yaml", ".yml", ".md", ".json", ".smk", ".png", ".parquet", ".tsv", ".csv", ".tex",
@@ -215,7 +217,7 @@ def targets_and_configs(argv: list[str]) -> tuple[list[str], list[str]]:
             i += 1
             while i < len(argv) and not argv[i].startswith("-"):
                 if arg in ("--configfile", "--configfiles"):
-                    configs.append(argv[i])
+                    configs.append(argv[i].removeprefix(CHECKOUT))
                 i += 1
             continue
         if not arg.startswith("-"):

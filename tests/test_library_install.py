@@ -1,4 +1,4 @@
-"""`pip install ehi` is the library: installed without extras into a fresh environment (pip's own
+"""`pip install .` in the checkout is the library: installed without extras into a fresh environment (pip's own
 resolver, offline) that cannot see the pipeline's packages (Snakemake, ScaNN, matplotlib, ...), it
 fits a tree, opens it with load_index, searches it with query vectors and exports it to FAISS."""
 
@@ -108,7 +108,7 @@ def test_requires_python_is_what_the_tests_run_on():
     assert "python3.11" in (REPO / ".ci" / "run").read_text()
 
 
-CPU_LINE = "pip install torch --index-url https://download.pytorch.org/whl/cpu && pip install ehi"
+CPU_LINE = "pip install torch --index-url https://download.pytorch.org/whl/cpu && pip install ."
 
 
 def installed_size(name: str) -> tuple[float, int]:
@@ -147,3 +147,14 @@ def test_the_cpu_only_install_line_and_its_measured_size_are_in_the_readme_and_d
         pytest.skip("a CUDA torch here: the CPU-only size is not this environment's")
     measured, _ = installed_size("ehi")
     assert abs(measured - stated) < 0.1, (measured, stated)
+
+
+def test_no_doc_installs_ehi_from_a_package_index():
+    """No index serves a package named ehi: README.md and docs/ install it from the checkout
+    (`pip install .`, `pip install -e ".[pipeline]"`), never by its name."""
+    by_name = re.compile(r"pip install\s+(?:-\S+\s+)*[\"']?ehi(?![\w./-])")
+    named = [f"{path.relative_to(REPO)}:{n}" for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+             for n, line in enumerate(path.read_text().splitlines(), 1) if by_name.search(line)]
+    assert not named, f"these lines install ehi from a package index that does not serve it: {named}"
+    assert by_name.search("pip install ehi") and by_name.search('pip install -U "ehi[pipeline]"')
+    assert not by_name.search('pip install -e ".[pipeline,scann,test]"') and not by_name.search("pip install .")

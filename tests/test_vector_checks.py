@@ -13,7 +13,8 @@ from ehi.core.fingerprint import encoder_identity, folder_digest
 from ehi.data.vector_world import WorldConfig, generate_world
 from ehi.model.tower import write_tower_spec
 from ehi.search.registry import check_systems
-from ehi.vector_checks import check_trainable_encoder, check_vector_dataset_name, check_vector_encoder
+from ehi.vector_checks import (check_trainable_encoder, check_vector_dataset_name, check_vector_encoder,
+                               check_vectors_folder)
 
 SCHEMA = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
 
@@ -84,3 +85,19 @@ def test_scann_systems_without_scann_name_the_extra(monkeypatch):
     with pytest.raises(ConfigError, match=r"\['ehi\+scann'\] need scann, which is not installed: pip install 'ehi\[scann\]'"):
         check_systems(["pre+exact", "ehi+scann"])
     check_systems(["pre+exact", "ehi+faiss-ivf"])
+
+
+def test_a_missing_vectors_folder_is_no_such_folder_not_a_hub_id(world, tmp_path, monkeypatch):
+    """The folder a vectors dataset reads must be there (or written by a rule of the DAG): its refusal
+    names the folder and, for a relative path, the working directory it was read from."""
+    monkeypatch.chdir(tmp_path)
+    dataset = {"name": "mine", "source": "embeddings", "path": "mine"}
+    with pytest.raises(ConfigError) as refused:
+        check_vectors_folder(dataset)
+    assert str(refused.value) == (f"config dataset.path: no such folder: {tmp_path / 'mine'} "
+                                  f"('mine' read from the working directory {tmp_path})")
+    with pytest.raises(ConfigError, match=f"^config dataset.path: no such folder: {tmp_path / 'gone'}$"):
+        check_vectors_folder({**dataset, "path": str(tmp_path / "gone")})
+    check_vectors_folder({**dataset, "path": str(world)})
+    check_vectors_folder({**dataset, "path": "resources/worlds/n1e4"}, produced={"resources/worlds/n1e4": ("worlds", "n1e4")})
+    check_vectors_folder({"name": "test", "source": "synthetic"})

@@ -1,5 +1,5 @@
 """Tables, figures and claims from cached results only: ``tables`` (every table and figure of one
-dataset, each a function of ``report_data``: its inputs read and checked once) with ``figures``, ``styles``, ``latex`` and ``latex_fit`` (tables set to fit the text
+dataset, each a function of ``report_data``: its inputs read and checked once) with ``figures``, ``kmr_figures``, ``styles``, ``latex`` and ``latex_fit`` (tables set to fit the text
 width), ``train_log``, ``step_figure`` (a training's step log), ``seed_tables`` and
 ``significance_table``; ``across`` (one table across datasets), ``claims`` (the paper's claims
 against our numbers), ``missing`` (what a report-only run lacks) and ``gain`` (the scale study's

@@ -25,6 +25,7 @@ from ehi.evaluate.roles import ROLE_EXACT, ROLE_TREE, main_tree
 from ehi.evaluate.seeds import kmr_over_seeds
 from ehi.evaluate.variant_systems import parse as parse_variant_systems, with_variant_systems
 from ehi.report import figures as draw
+from ehi.report.kmr_figures import plot_kmr_panels
 from ehi.report.latex import table_tex
 from ehi.report.seed_tables import seeded_main_summary
 from ehi.report.styles import is_ehi_search
@@ -175,5 +176,5 @@ def build_across(results_root: str | os.PathLike, datasets, stem: str | os.PathL
         caption += (" Over training seeds: mean ± sd (each seed at its own largest point not above the budget); "
                     "'(within seed spread)': the difference is not larger than either side's sd, so no evidence.")
     render_across(table, stem, caption)
-    draw.plot_kmr_panels({name: seed_means(summary) for name, (summary, _) in results.items()}, METRICS[0], figure)
+    plot_kmr_panels({name: seed_means(summary) for name, (summary, _) in results.items()}, METRICS[0], figure)
     return table

@@ -1,5 +1,6 @@
 """The main KMR table and figure over training seeds: each system's mean at each budget, with its
-spread (ehi.evaluate.seeds says how seeds enter the results)."""
+spread (ehi.evaluate.seeds says how seeds enter the results), and the seed band the KMR figure
+draws under each curve run with more than one seed."""
 
 from __future__ import annotations
 
@@ -95,3 +96,31 @@ def plot_kmr_over_seeds(long: pd.DataFrame, metric: str, path: str | os.PathLike
     note_beyond(fig, rows.system.unique())
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     return save_figure(fig, path)
+
+
+def seed_band_label(n_seeds: int) -> str:
+    return f"shaded: min-max over {n_seeds} training seeds"
+
+
+def draw_seed_bands(ax, seeded: pd.DataFrame, metric: str, systems) -> int:
+    """Under each of ``systems`` that ``seeded`` (summary rows with a ``seed`` column) holds for more
+    than one seed: the min-max of ``metric`` over its seeds at each budget every seed ran, at the
+    seeds' mean fraction; one legend entry says what the shading is. Returns the most seeds a band
+    spans (0: none drawn, a system the seed does not change has no band)."""
+    from ehi.report.styles import colour
+
+    rows = seeded[(seeded.metric == metric) & seeded.system.isin(list(systems)) & seeded.value.notna()]
+    most = 0
+    for system, runs in rows.groupby("system"):
+        n_seeds = runs.seed.nunique()
+        if n_seeds < 2:
+            continue
+        points = runs.groupby("budget_value").agg(frac=("frac_visited", "mean"), low=("value", "min"),
+                                                  high=("value", "max"), seeds=("seed", "nunique"))
+        points = points[points.seeds == n_seeds].sort_values("frac")  # a budget some seed lacks: no band there
+        ax.fill_between(100 * points.frac, points.low, points.high, color=colour(system), alpha=0.18, linewidth=0,
+                        zorder=1)
+        most = max(most, n_seeds)
+    if most:
+        ax.fill_between([], [], [], color="0.5", alpha=0.3, linewidth=0, label=seed_band_label(most))
+    return most

@@ -59,10 +59,13 @@ def label(system: str) -> str:
     return system + BEYOND if beyond_paper(system) else system
 
 
-def note_beyond(fig, systems) -> None:
-    """The dagger's meaning, at the figure's lower right, when one of ``systems`` carries it."""
+def note_beyond(fig, systems, below: bool = False) -> None:
+    """The dagger's meaning, at the figure's lower right, when one of ``systems`` carries it;
+    ``below``: under the figure's lower edge (the saved figure's tight box takes it in), clear of
+    an x label as long as the axis (a KMR figure's on the work axis)."""
     if any(beyond_paper(s) for s in systems):
-        fig.text(0.995, 0.005, BEYOND_NOTE, ha="right", va="bottom", fontsize=7, color="0.3")
+        fig.text(0.995, 0.0 if below else 0.005, BEYOND_NOTE, ha="right", va="top" if below else "bottom", fontsize=7,
+                 color="0.3")
 
 
 def percent_axis(ax, label: str = "documents scored per query (% of corpus, log scale)") -> None:

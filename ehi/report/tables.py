@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ehi.report import figures as draw
+from ehi.report.kmr_figures import plot_kmr
 from ehi.report.significance_table import render_significance
 from ehi.model.tree_stats import leaf_health, leaf_size_stats
 from ehi.evaluate.metrics import kmr_table
@@ -161,6 +162,7 @@ def _render(data: ReportData, s: ReportSettings, tables: Path, figures: Path) ->
     near_chance = near_chance_note(main) if s.noise_notes else None
     if near_chance:
         log.warning(near_chance.removeprefix("Warning: "))
+    seeded = None
     if s.seed_replicas:
         seeded = seeded_summary(data.summaries, s.seed_replicas, specs, s.main_seed)
         wide, long = kmr_over_seeds_wide(listed_systems_only(seeded, "", seeded.system if listed is None else listed)[0],
@@ -175,8 +177,8 @@ def _render(data: ReportData, s: ReportSettings, tables: Path, figures: Path) ->
     draw.render_table(wide, tables / f"{dataset}_kmr", caption=caption,
                       note=" ".join(filter(None, [warnings.get("main"), unlisted, near_chance])))
     for metric in metrics:
-        draw.plot_kmr(main, metric, figures / f"kmr_{metric.replace('@', '_at_')}.png", title=f"{dataset}: {metric}",
-                      axis=axis)
+        plot_kmr(main, metric, figures / f"kmr_{metric.replace('@', '_at_')}.png", title=f"{dataset}: {metric}",
+                 axis=axis, seeded=seeded)
     sig, unlisted_sig = data.significance, ""
     if listed is not None:
         sig, unlisted_sig = listed_systems_only(sig, f"{data.results / 'significance.parquet'}", listed, ("system_a", "system_b"))

@@ -29,6 +29,11 @@ from ehi.search.route import NumpyRouter
 
 __all__ = ["ExportError", "ExportedIndex", "load_export", "meta_path", "router_path"]
 
+# what an export opens at when nothing chose a beam: the index folder's own export, which every
+# search reads at the beam it is asked for
+NPROBE_UNSET = (1, "beam 1: none chosen; set it to the beam a search needs")
+
+
 def _inner(index):
     """The padded-dimension index behind the query pre-transform: the IVF, or its IndexRefine."""
     return faiss.downcast_index(index.index) if isinstance(index, faiss.IndexPreTransform) else index
@@ -61,18 +66,22 @@ class ExportedIndex(Searcher):
 
     @classmethod
     def build(cls, ehi_index, doc_ids=None, pq_m: int | None = None, nbits: int = 4, rerank: int = 0,
-              seed: int = 0) -> "ExportedIndex":
+              seed: int = 0, nprobe: tuple[int, str] = NPROBE_UNSET) -> "ExportedIndex":
         """Export an :class:`~ehi.search.tree_index.EHIIndex` (``doc_ids``: row -> id; default the row)."""
         docs = np.empty_like(ehi_index.doc_emb.numpy())
         docs[ehi_index.perm] = ehi_index.doc_emb.numpy()  # corpus order: FAISS ids are corpus rows
-        return cls.from_leaves(ehi_index.indexer, docs, ehi_index.doc_leaf, doc_ids, pq_m, nbits, rerank, seed)
+        return cls.from_leaves(ehi_index.indexer, docs, ehi_index.doc_leaf, doc_ids, pq_m, nbits, rerank, seed,
+                               nprobe)
 
     @classmethod
     def from_leaves(cls, indexer, docs: np.ndarray, leaf: np.ndarray, doc_ids=None, pq_m: int | None = None,
-                    nbits: int = 4, rerank: int = 0, seed: int = 0) -> "ExportedIndex":
-        """The export of ``indexer``'s tree over ``docs`` (N, d), corpus order, in leaves ``leaf`` (N,)."""
+                    nbits: int = 4, rerank: int = 0, seed: int = 0,
+                    nprobe: tuple[int, str] = NPROBE_UNSET) -> "ExportedIndex":
+        """The export of ``indexer``'s tree over ``docs`` (N, d), corpus order, in leaves ``leaf`` (N,);
+        ``nprobe``: (the beam the file opens at, where it comes from in words)."""
         router = NumpyRouter.from_indexer(indexer)
         index = build_leaf_ivf(router, docs, leaf, pq_m, nbits, rerank, seed)
+        _base_ivf(index).nprobe = int(nprobe[0])
         doc_ids = [str(i) for i in range(len(docs))] if doc_ids is None else [str(i) for i in doc_ids]
         if len(doc_ids) != len(docs):
             raise ExportError(f"{len(doc_ids)} document ids for an index of {len(docs)} documents")
@@ -86,7 +95,8 @@ class ExportedIndex(Searcher):
                 "query_transform": f"the file's IndexPreTransform appends [1, 0 x {faiss_dim - router.dim - 1}] "
                                    f"to a query embedding ({router.dim} dims): search it with the embeddings as "
                                    "they are",
-                "nprobe": "nprobe = EHI's beam (leaves visited)", "doc_ids": doc_ids}
+                "nprobe": int(nprobe[0]), "nprobe_source": f"nprobe = EHI's beam (leaves visited); {nprobe[1]}",
+                "doc_ids": doc_ids}
         if height > 1:
             meta["note"] = ("height >= 2: FAISS's quantizer only approximates EHI's beam search (summed level "
                             "logits; the beam normalises each level by a softmax); route with the router file")
@@ -191,7 +201,10 @@ class ExportedIndex(Searcher):
         return factory_string(_inner(self.index))
 
     def write(self, path: str | os.PathLike) -> Path:
-        """FILE, FILE.json and (height >= 2) FILE.router.safetensors (:mod:`ehi.search.export_files`)."""
+        """FILE, FILE.json and (height >= 2) FILE.router.safetensors (:mod:`ehi.search.export_files`),
+        FILE at the nprobe its sidecar records (a search in between sets the IVF's own)."""
+        if isinstance(self.meta.get("nprobe"), int):
+            self.ivf.nprobe = self.meta["nprobe"]
         return write_export(self, path)
 
 

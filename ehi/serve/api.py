@@ -2,7 +2,7 @@
 
 Layout of a search-index directory (written atomically by :func:`save_search_index`)::
 
-    DIR/config.json     format version, encoder settings, the training config
+    DIR/config.json     format version, encoder settings, the training config, the dev-chosen beam
     DIR/docs.parquet    doc_id, title of every document, in corpus order (= index rows)
     DIR/encoder/        the query encoder, a Hugging Face folder (``Encoder.save``)
     DIR/index/          the EHIIndex: leaf-sorted document embeddings + the tree (``EHIIndex.save``)
@@ -59,12 +59,14 @@ def _display_titles(corpus: pd.DataFrame) -> list[str]:
 
 def save_search_index(out_dir: str | os.PathLike, index: EHIIndex, encoder: Encoder | str | os.PathLike,
                       corpus: pd.DataFrame, train_config: dict | None = None,
-                      max_length: int | None = None) -> Path:
+                      max_length: int | None = None, beam: dict | None = None) -> Path:
     """Write a search-index directory (see the module docstring).
 
     ``encoder`` is an :class:`Encoder` or the folder of a saved one (a training run's
     ``encoder/``); ``corpus`` (doc_id, title, text) is in the row order the index was built from.
-    ``max_length`` defaults to the encoder's own, else to ``train_config["max_length"]``.
+    ``max_length`` defaults to the encoder's own, else to ``train_config["max_length"]``. ``beam``:
+    the beam chosen on dev (:func:`ehi.search.budget_beam.beam_at_budget`), which the FAISS export
+    opens at.
     """
     if len(corpus) != index.n_docs:
         raise ValueError(f"corpus has {len(corpus)} documents but the index holds {index.n_docs}")
@@ -86,6 +88,8 @@ def save_search_index(out_dir: str | os.PathLike, index: EHIIndex, encoder: Enco
         pq.write_table(docs, tmp / "docs.parquet")
         config = {"format_version": FORMAT_VERSION, "ehi_version": __version__, "n_docs": index.n_docs,
                   "encoder": {"source": name, "max_length": int(max_length)}, "train_config": train_config}
+        if beam is not None:
+            config["beam"] = beam
         (tmp / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True, default=str) + "\n")
     return Path(out_dir)
 

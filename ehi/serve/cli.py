@@ -189,12 +189,12 @@ def _export(args) -> int:
 
     try:
         exported = export_faiss(args.index, args.out, pq_m=args.pq, nbits=args.nbits, rerank=args.rerank,
-                                doc_ids=args.doc_ids, row_ids=args.row_ids)
+                                doc_ids=args.doc_ids, row_ids=args.row_ids, beam=args.beam)
     except (ExportError, ValueError, SearchIndexError) as err:
         raise SearchIndexError(cli_wording(str(err))) from None
     meta = exported.meta
     print(f"wrote {args.out} ({meta['faiss_index']}, {meta['n_docs']} documents, {meta['n_leaves']} lists, "
-          f"dim {meta['dim']}) and {args.out}.json")
+          f"dim {meta['dim']}, nprobe {meta['nprobe']}) and {args.out}.json")
     if not meta["exact_in_faiss"]:
         print(f"note: height {meta['height']}: {meta['note']}")
     return 0

@@ -84,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="bits per PQ code: 4 = fast scan, 8 = IndexIVFPQ (default: 4)")
     export.add_argument("--rerank", type=int, default=0, metavar="R",
                         help="re-score the best R candidates exactly (IndexRefineFlat; default: 0 = off)")
+    export.add_argument("--beam", type=int, default=None, metavar="B",
+                        help="the nprobe the file opens at (default: the beam the search index chose on dev)")
     export.add_argument("--doc-ids", metavar="CORPUS", default=None,
                         help="an EHI index directory's document ids: the prepared corpus.parquet it was built on")
     export.add_argument("--row-ids", action="store_true",

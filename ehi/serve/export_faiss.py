@@ -6,7 +6,10 @@ them from ``doc_ids`` (a prepared ``corpus.parquet``, whose ``doc_id`` column is
 order, or a list), or writes the corpus row numbers when asked to with ``row_ids``. The
 output is FILE (``faiss.read_index``, searched with the embeddings' own dimension), FILE.json (doc
 ids, what the export cannot express) and, for trees of height >= 2, FILE.router.safetensors (EHI's routing, numpy):
-see :mod:`ehi.search.export`.
+see :mod:`ehi.search.export`. FILE opens at ``nprobe`` = the beam a search index recorded as
+meeting its dev budget (:mod:`ehi.search.budget_beam`), the beam asked for, or else ``ehi
+search``'s default beam; FILE.json holds that number as ``nprobe`` and where it comes from as
+``nprobe_source``.
 """
 
 from __future__ import annotations
@@ -14,9 +17,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ehi.search.budget_beam import beam_words
 from ehi.search.exported import ExportedIndex
 from ehi.search.tree_index import EHIIndex
-from ehi.serve.api import SearchIndexError, load_index
+from ehi.serve.api import DEFAULT_BEAM, SearchIndexError, load_index
+from ehi.serve.search_args import check_beam
 
 
 def _bare_ids(index: EHIIndex, index_dir: Path, doc_ids, row_ids: bool) -> list[str] | None:
@@ -42,17 +47,28 @@ def _bare_ids(index: EHIIndex, index_dir: Path, doc_ids, row_ids: bool) -> list[
     return ids
 
 
-def _source(index_dir: Path, doc_ids=None, row_ids: bool = False) -> tuple[EHIIndex, list[str] | None]:
-    """The index to export, opened with every check ``ehi search`` runs: what search refuses is
-    never exported."""
+def _source(index_dir: Path, doc_ids=None, row_ids: bool = False) -> tuple[EHIIndex, list[str] | None, dict | None]:
+    """The index to export, opened with every check ``ehi search`` runs (what search refuses is
+    never exported), its document ids and the beam it records as chosen on dev (or None)."""
     if (index_dir / "index.json").exists():  # a bare EHIIndex directory
         index = EHIIndex.load(index_dir)
-        return index, _bare_ids(index, index_dir, doc_ids, row_ids)
+        return index, _bare_ids(index, index_dir, doc_ids, row_ids), None
     if (index_dir / "index").is_dir() or (index_dir / "docs.parquet").exists():
         served = load_index(index_dir, device="cpu")
-        return served.index, served.doc_ids
+        return served.index, served.doc_ids, served.config.get("beam")
     raise SearchIndexError(f"{index_dir}: neither a search index (index/ + docs.parquet) nor an EHI index "
                            "directory (index.json)")
+
+
+def opening_beam(n_leaves: int, chosen: dict | None, beam=None) -> tuple[int, str]:
+    """(the nprobe the export opens at, where it comes from in words)."""
+    if beam is not None:
+        beam = check_beam(beam, n_leaves)
+        return beam, f"beam {beam}: the beam the export was asked for"
+    if chosen:
+        return check_beam(chosen["beam"], n_leaves), beam_words(chosen)
+    beam = min(DEFAULT_BEAM, n_leaves)
+    return beam, f"beam {beam}: ehi search's default (this index records no beam chosen on dev)"
 
 
 def check_options(pq_m: int | None, nbits: int, rerank: int) -> None:
@@ -66,17 +82,19 @@ def check_options(pq_m: int | None, nbits: int, rerank: int) -> None:
 
 
 def export_faiss(index_dir: str | os.PathLike, out: str | os.PathLike, pq_m: int | None = None,
-                 nbits: int = 4, rerank: int = 0, doc_ids=None, row_ids: bool = False) -> ExportedIndex:
+                 nbits: int = 4, rerank: int = 0, doc_ids=None, row_ids: bool = False, beam=None) -> ExportedIndex:
     """Export the EHI index in ``index_dir`` to ``out`` (+ ``out``.json); returns the exported index.
 
     ``pq_m``: product-quantize the leaves with M sub-quantizers (M must divide the dimension) of
     ``nbits`` bits (4: IndexIVFPQFastScan, 8: IndexIVFPQ); ``rerank`` > 0 re-scores the best
     ``rerank`` candidates exactly (IndexRefineFlat). Height 1 is exact in FAISS; height >= 2 is
     not (see :mod:`ehi.search.export`) and needs the router file written beside. ``doc_ids`` /
-    ``row_ids``: the ids of a bare EHIIndex directory's documents (see the module doc).
+    ``row_ids``: the ids of a bare EHIIndex directory's documents (see the module doc). ``beam``:
+    the nprobe FILE opens at (default: the beam the search index chose on dev, see the module doc).
     """
     check_options(pq_m, nbits, rerank)
-    index, doc_ids = _source(Path(index_dir), doc_ids, row_ids)
-    exported = ExportedIndex.build(index, doc_ids=doc_ids, pq_m=pq_m, nbits=nbits, rerank=rerank)
+    index, doc_ids, chosen = _source(Path(index_dir), doc_ids, row_ids)
+    nprobe = opening_beam(index.indexer.n_leaves, chosen, beam)
+    exported = ExportedIndex.build(index, doc_ids=doc_ids, pq_m=pq_m, nbits=nbits, rerank=rerank, nprobe=nprobe)
     exported.write(out)
     return exported

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ehi.report import figures
+from ehi.report import figures, kmr_figures
 from ehi.report.seed_tables import plot_kmr_over_seeds
 from ehi.report.styles import BEYOND, BEYOND_NOTE, colour, marker, percent_axis
 from ehi.search.registry import ann_kind, kinds
@@ -18,7 +18,8 @@ SYSTEMS = ["ehi+tree", "de+faiss-ivf", "de+faiss-hnsw", "ehi-warm+tree", "de+exa
 def drawn(monkeypatch):
     """The figures the functions below make, kept open instead of written."""
     made = []
-    monkeypatch.setattr(figures, "save_figure", lambda fig, path: made.append(fig) or path)
+    for module in (figures, kmr_figures):
+        monkeypatch.setattr(module, "save_figure", lambda fig, path: made.append(fig) or path)
     return made
 
 
@@ -48,8 +49,8 @@ def _lines(fig) -> dict[str, tuple[str, str]]:
 
 
 def test_every_kmr_family_keeps_one_look_per_system_and_percent_ticks(drawn):
-    figures.plot_kmr(_summary(), "ndcg@10", "kmr.png", title="toy: ndcg@10")
-    figures.plot_kmr_panels({"toy": _summary(), "other": _summary(1)}, "ndcg@10", "across.png")
+    kmr_figures.plot_kmr(_summary(), "ndcg@10", "kmr.png", title="toy: ndcg@10")
+    kmr_figures.plot_kmr_panels({"toy": _summary(), "other": _summary(1)}, "ndcg@10", "across.png")
     plot_kmr_over_seeds(_seeds_long(), "ndcg@10", "seeds.png", title="toy: ndcg@10 over training seeds")
     assert len(drawn) == 3
     for fig in drawn:
@@ -183,3 +184,35 @@ def test_the_gain_growth_and_benchmark_figures_keep_the_contract(monkeypatch, tm
         "ehi-scan": colour("ehi+tree"), "faiss-ivf": colour("ehi+faiss-ivf"), "faiss-hnsw": colour("ehi+faiss-hnsw"),
         "scann": colour("ehi+scann")}
     assert all(t.get_text().endswith("%") for t in ax.get_xticklabels() if t.get_text())
+
+
+def test_the_kmr_footnote_sits_under_the_x_label_and_seeds_shade_a_band():
+    """The dagger's note is drawn below the longest x label (the work axis), clear of it; a system
+    run over several seeds is shaded by its min-max over them, said once in the legend, and a
+    system the seed does not change gets no band."""
+    from matplotlib.collections import PolyCollection
+    from matplotlib.colors import to_rgb
+
+    from ehi.core.work import BUDGET_AXES
+
+    main = _summary()
+    seeded = pd.concat([main.assign(seed=s, value=main.value + 0.02 * s, budget_value=main.frac_visited)
+                        for s in range(3)], ignore_index=True)
+    seeded = seeded[~seeded.system.str.endswith("exact") | (seeded.seed == 0)]  # exact search: run once
+    fig = kmr_figures.kmr_figure(main, "ndcg@10", "toy", axis=BUDGET_AXES["work"], seeded=seeded)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    note = next(t for t in fig.texts if t.get_text() == BEYOND_NOTE).get_window_extent(renderer)
+    xlabel = ax.xaxis.label.get_window_extent(renderer)
+    assert not note.overlaps(xlabel) and note.y1 <= xlabel.y0, (note, xlabel)
+    bands = [c for c in ax.collections if isinstance(c, PolyCollection) and len(c.get_paths())
+             and len(c.get_paths()[0].vertices)]
+    seeded_systems = [s for s in SYSTEMS if not s.endswith("exact")]
+    assert len(bands) == len(seeded_systems)
+    tree = next(b for b in bands if tuple(b.get_facecolor()[0][:3]) == to_rgb(colour("ehi+tree")))
+    low = main[main.system == "ehi+tree"].value
+    ys = tree.get_paths()[0].vertices[:, 1]
+    assert ys.min() == pytest.approx(low.min()) and ys.max() == pytest.approx(low.max() + 0.04)
+    assert "shaded: min-max over 3 training seeds" in ax.get_legend_handles_labels()[1]
+    kmr_figures.plt.close(fig)

@@ -3,7 +3,8 @@
 import numpy as np
 import pandas as pd
 
-from ehi.report.figures import _same_curves, kept_epoch, plot_ablation
+from ehi.report.figures import kept_epoch, plot_ablation
+from ehi.report.kmr_figures import _same_curves
 from ehi.report.styles import COLOURS, colour, is_ehi_search, style
 
 
@@ -22,7 +23,7 @@ def test_identical_curves_are_named():
     assert _same_curves(rows) == {"de+scann-ah": "de+scann"}
     import matplotlib.pyplot as plt
 
-    from ehi.report.figures import draw_kmr
+    from ehi.report.kmr_figures import draw_kmr
 
     fig, ax = plt.subplots()
     draw_kmr(ax, rows.assign(budget_param="nprobe", budget_value=1.0), "ndcg@10")

@@ -79,3 +79,34 @@ def test_a_bare_index_directory_exports_real_ids_or_is_refused(search_dir, tmp_p
     assert "row_ids=True" in str(refused.value) and "doc_ids=" in str(refused.value) and "--" not in str(refused.value)
     with pytest.raises(SystemExit, match="not a prepared corpus"):
         main(["export-faiss", "--index", str(bare), "--out", str(tmp_path / "short.faiss"), "--doc-ids", str(tmp_path / "nope.parquet")])
+
+
+def test_the_export_opens_at_the_beam_the_index_chose_on_dev(search_dir, tmp_path, capsys):
+    """A search index records the beam that meets its dev budget; FAISS's file opens at it, and its
+    sidecar says it as a number (and in words apart)."""
+    from ehi.search.budget_beam import dev_beam
+
+    served = load_index(search_dir, device="cpu")
+    queries = pd.DataFrame({"query_id": [f"q{i}" for i in range(8)], "split": ["dev"] * 6 + ["test"] * 2})
+    q_emb = served.encoder.encode(QUERIES * 2, batch_size=4)
+    chosen = dev_beam(served.index, queries, q_emb, {"dev_budget": 0.5})
+    sizes = served.index.leaf_sizes
+    for beam in (chosen["beam"], chosen["beam"] + 1):  # the largest beam within the budget on those queries
+        leaves = served.index.indexer.beam_search(torch.from_numpy(q_emb[:6]), beam)[0].numpy()
+        within = sizes[leaves].sum(1).mean() / served.index.n_docs <= 0.5
+        assert within == (beam == chosen["beam"])
+    assert chosen["beam"] > 1 and chosen["queries"] == 6
+    recorded = save_search_index(tmp_path / "chosen", served.index, search_dir / "encoder",
+                                 pd.read_parquet(search_dir / "docs.parquet").assign(text=""), {"height": 1},
+                                 beam=chosen)
+    out = tmp_path / "chosen.faiss"
+    assert main(["export-faiss", "--index", str(recorded), "--out", str(out)]) == 0
+    assert f"nprobe {chosen['beam']})" in capsys.readouterr().out
+    meta = json.loads((tmp_path / "chosen.faiss.json").read_text())
+    assert faiss.extract_index_ivf(faiss.read_index(str(out))).nprobe == meta["nprobe"] == chosen["beam"]
+    assert "dev budget of 50%" in meta["nprobe_source"]
+    # an index that records no beam opens at `ehi search`'s default; one asked for is taken as asked
+    assert main(["export-faiss", "--index", str(search_dir), "--out", str(tmp_path / "d.faiss")]) == 0
+    assert faiss.extract_index_ivf(faiss.read_index(str(tmp_path / "d.faiss"))).nprobe == served.check_beam(None)
+    assert main(["export-faiss", "--index", str(search_dir), "--out", str(tmp_path / "b.faiss"), "--beam", "5"]) == 0
+    assert json.loads((tmp_path / "b.faiss.json").read_text())["nprobe"] == 5

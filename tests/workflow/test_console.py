@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 SCRIPT = textwrap.dedent("""
     import os, sys, warnings
     from types import SimpleNamespace
@@ -94,3 +96,22 @@ def test_each_line_names_its_job_snakemake_says_a_line_a_job_and_the_run_ends_sa
     assert not any(re.match(r"^(\s+(input|output|reason):|Select jobs|Execute \d+ jobs)", line) for line in console)
     assert console[-1] == ("test: open results/tables/test_claims.md, results/tables/test_kmr.md, "
                            "results/figures/test/kmr_ndcg_at_10.png")
+
+
+@pytest.mark.integration
+def test_the_default_profile_says_a_line_a_job(tmp_path, repo_root):
+    """`snakemake --profile workflow/profiles/default` prints the README command's console: one line
+    a job and Snakemake's few opening and closing lines, no job blocks."""
+    target = "resources/test/data/manifest.json"  # the test dataset prepared and published: two jobs
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(repo_root / "Snakefile"),
+                           "--directory", str(tmp_path), "--profile", str(repo_root / "workflow" / "profiles" / "default"),
+                           "--cores", "1", target, "--configfile", str(repo_root / "config" / "test" / "test.yaml")],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600, cwd=tmp_path)
+    console = proc.stdout.splitlines()
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    total = int(next(re.match(r"^(\d+) jobs to run", line).group(1) for line in console if re.match(r"^\d+ jobs to run", line)))
+    per_job = [line for line in console if re.match(rf"^\d+ of {total} steps \(\d+%\) done: \w+", line)]
+    assert total >= 2 and len(per_job) == total, console
+    assert not any(re.match(r"^(\s+(input|output|reason|jobid):|(local)?rule \w+:|Select jobs|Execute \d+ jobs)", line)
+                   for line in console), "\n".join(console)
+    assert len(console) <= total + 12, "\n".join(console)  # the profile's line, the banner's, the log file's

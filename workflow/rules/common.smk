@@ -12,6 +12,7 @@ from ehi.evaluate.metric_registry import families as metric_families
 from ehi.core.errors import exit_on_user_error
 from ehi.data.manifest import check_manifest
 from ehi.data.produced import produced_folders, produced_inputs
+from ehi.vector_checks import check_vectors_folder
 from ehi.core.config import canonical
 from ehi.core.config_schema import ablation_variants
 from ehi.train.model_keys import model_settings
@@ -60,6 +61,7 @@ with exit_on_user_error("snakemake"):
     # FAISS factory strings built over that dimension (a report-only run reads none of them: a fresh
     # clone re-renders committed results without them)
     if not REPORT_ONLY:
+        check_vectors_folder(config["dataset"], produced_folders(config))  # before its tower's name is read
         dim = check_values(config, lambda system: rule_settings(config["search"], system),
                            known_corpus_size(config["dataset"], DATA_DIR), produced_folders(config))
         check_factories(config["search"]["faiss_factories"], dim)

@@ -58,11 +58,13 @@ rule ehi_index:
 
 rule search_index:
     # What `ehi search --index DIR` and `ehi.load_index(DIR)` read: the tree index, the trained
-    # encoder, document ids and titles, and the training config, in one folder.
+    # encoder, document ids and titles, the training config, and the beam that meets the dev
+    # budget on the dev queries (ehi.search.budget_beam: what `ehi export-faiss` opens at).
     input:
         data=DATA_FILES,
         index=f"{R}/{{variant}}/ehi/index",
         encoder=f"{R}/{{variant}}/ehi/train/encoder",
+        queries=f"{R}/{{variant}}/ehi/emb/queries.npy",
     output:
         directory(f"{R}/{{variant}}/ehi/search_index"),
     params:
