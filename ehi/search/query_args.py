@@ -1,10 +1,13 @@
-"""What a search is asked, checked before anything is ranked: the beam, k and the query rows.
+"""What a search of an EHI index is asked, checked before anything is ranked: the query rows, k
+and the beam, by one function (:func:`checked_search`) for every surface that searches an
+:class:`~ehi.search.tree_index.EHIIndex`: the index ``ehi.fit_tree`` returns, the one
+``ehi.load_index`` opens (:class:`ehi.serve.api.SearchIndex`) and ``ehi search``.
 
 A NaN query row would rank nothing, an all-zero one (or one so large its scores overflow float32)
-gives every document the same score and so an arbitrary order, a beam of 2.5 would be truncated
-without a word, and a k of 10^9 on 200 documents would allocate gigabytes of padding. Each is
-refused (k capped) in one line naming the argument, for :class:`ehi.serve.api.SearchIndex` and
-``ehi search`` alike.
+gives every document the same score and so an arbitrary order, an integer array is no embedding
+(token or row ids passed by mistake), a beam of 2.5 would be truncated without a word, and a k of
+10^9 on 200 documents would allocate gigabytes of padding. Each is refused in one line naming the
+argument or the row; a k above the corpus size is capped at it, with a warning.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from ehi.core.errors import SearchIndexError
 
 # a row of norm at most sqrt(float32 max) scores documents of such norms without overflow
 MAX_QUERY_NORM = float(np.sqrt(np.finfo(np.float32).max))
+CHECK_ROWS = 65_536  # rows checked at a time: a memory-mapped 10^6-row file in bounded memory
 
 
 def _integer(value, name: str) -> int:
@@ -48,11 +52,16 @@ def check_k(k, n_docs: int) -> int:
     """``k`` capped at the corpus size, with a warning where it was above it."""
     k, note = capped_k(k, n_docs)
     if note:
-        warnings.warn(note, UserWarning, stacklevel=3)
+        warnings.warn(note, UserWarning, stacklevel=4)  # at the caller of the search
     return k
 
 
-CHECK_ROWS = 65_536  # rows checked at a time: a memory-mapped 10^6-row file in bounded memory
+def check_query_matrix(vectors, dim: int) -> None:
+    """The whole array's shape and dtype, read without its rows (a memory-mapped file stays on disk):
+    a float (n, ``dim``) array; integers are refused, not converted (no embedding model writes them)."""
+    vectors = np.asarray(vectors)  # a memory-mapped array stays a view
+    if vectors.ndim != 2 or vectors.shape[1] != dim or not np.issubdtype(vectors.dtype, np.floating):
+        raise SearchIndexError(f"query vectors must be a float (n, {dim}) array, got {vectors.dtype} {vectors.shape}")
 
 
 def check_query_rows(rows: np.ndarray, what: str = "query vector") -> None:
@@ -65,3 +74,14 @@ def check_query_rows(rows: np.ndarray, what: str = "query vector") -> None:
             why = ("holds NaN or infinite values" if not np.isfinite(norm) else "is all zeros" if norm == 0
                    else f"has norm {norm:.3g}, above {MAX_QUERY_NORM:.3g}: its scores would overflow float32")
             raise SearchIndexError(f"{what} row {start + int(bad[0])} {why}: nothing to rank by")
+
+
+def checked_search(queries, beam, k, *, dim: int, n_docs: int, n_leaves: int) -> tuple[np.ndarray, int, int]:
+    """(queries as C-contiguous float32 (nq, ``dim``), beam, k) of a search, or one
+    :class:`SearchIndexError` line: :func:`check_query_matrix`, :func:`check_query_rows`,
+    :func:`check_beam` (an integer in 1..``n_leaves``, never a float or a bool read as one) and
+    :func:`check_k` (an integer of at least 1, capped at ``n_docs`` with a warning)."""
+    beam, k = check_beam(beam, n_leaves), check_k(k, n_docs)
+    check_query_matrix(queries, dim)
+    check_query_rows(queries)
+    return np.ascontiguousarray(queries, dtype=np.float32), beam, k
