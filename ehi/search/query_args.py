@@ -18,9 +18,8 @@ import warnings
 import numpy as np
 
 from ehi.core.errors import SearchIndexError
+from ehi.core.norms import MAX_NORM, row_norms
 
-# a row of norm at most sqrt(float32 max) scores documents of such norms without overflow
-MAX_QUERY_NORM = float(np.sqrt(np.finfo(np.float32).max))
 CHECK_ROWS = 65_536  # rows checked at a time: a memory-mapped 10^6-row file in bounded memory
 
 
@@ -67,12 +66,12 @@ def check_query_matrix(vectors, dim: int) -> None:
 def check_query_rows(rows: np.ndarray, what: str = "query vector") -> None:
     """Refuse a row with a NaN or infinite value, of norm 0, or of a norm whose scores overflow float32."""
     for start in range(0, len(rows), CHECK_ROWS):
-        norms = np.linalg.norm(np.asarray(rows[start:start + CHECK_ROWS], dtype=np.float64), axis=1)
-        bad = np.flatnonzero(~np.isfinite(norms) | (norms == 0) | (norms > MAX_QUERY_NORM))
+        norms = row_norms(np.asarray(rows[start:start + CHECK_ROWS]))
+        bad = np.flatnonzero(~np.isfinite(norms) | (norms == 0) | (norms > MAX_NORM))
         if bad.size:
             norm = norms[bad[0]]
             why = ("holds NaN or infinite values" if not np.isfinite(norm) else "is all zeros" if norm == 0
-                   else f"has norm {norm:.3g}, above {MAX_QUERY_NORM:.3g}: its scores would overflow float32")
+                   else f"has norm {norm:.3g}, above {MAX_NORM:.3g}: its scores would overflow float32")
             raise SearchIndexError(f"{what} row {start + int(bad[0])} {why}: nothing to rank by")
 
 
