@@ -83,6 +83,21 @@ def calibration_target(calibration: dict, datasets) -> str | None:
     return target if calibration["target"] in datasets else os.path.abspath(target)
 
 
+def check_tree_names(trees: dict) -> None:
+    """Every name a tree system, ``{encoder}+{search}`` whose search the registry marks as EHI's
+    tree (:func:`ehi.evaluate.roles.is_tree`): the benchmark searches a name's index by its search
+    half, so ``de+exact`` would be timed as DE's exact search, and no tree would be."""
+    from ehi.evaluate.roles import is_tree, search_of
+    from ehi.search.registry import searches
+
+    kinds = searches()
+    trees_known = [kind for kind in kinds if is_tree(f"ehi+{kind}")]
+    bad = [name for name in trees if "+" not in name or search_of(name) not in kinds or not is_tree(name)]
+    if bad:
+        raise ConfigError(f"config trained_benchmark.trees: {', '.join(map(repr, bad))}: not a tree system (a tree is "
+                          f"<label>+<tree search>, the search one of {', '.join(trees_known)}, e.g. ehi+tree)")
+
+
 def check_trained_benchmark(bench: dict, datasets, rows: dict[str, str] | None = None) -> dict[str, str]:
     """The ``trained_benchmark`` section names one of this config's datasets and at least one tree;
     returns its trees as ``{system: variant path}``. In a one-dataset config a tree is named as a
@@ -94,6 +109,7 @@ def check_trained_benchmark(bench: dict, datasets, rows: dict[str, str] | None =
                           f"({', '.join(datasets)})")
     if not bench.get("trees"):
         raise ConfigError("config trained_benchmark: no trees ({system: variant}, e.g. {ehi+tree: main})")
+    check_tree_names(bench["trees"])
     if rows is None:
         return dict(bench["trees"])
     unknown = {name: row for name, row in bench["trees"].items() if row != "main" and row not in rows}

@@ -74,6 +74,16 @@ def test_a_one_dataset_configs_trees_are_named_by_ablation_row():
         "known: main, floor, two_stage[0]")
 
 
+@pytest.mark.parametrize("name", ["de+exact", "ehi+faiss-ivf", "ehi", "ehi+no-such-search"])
+def test_a_tree_name_that_is_no_tree_system_is_refused(name):
+    """The benchmark searches a tree's index by its name's search half: de+exact would be timed as
+    DE's exact search and the trees' section left empty."""
+    for rows in (None, {"floor": "floor~kmeans"}):
+        said = refusal(check_trained_benchmark, {"dataset": "a", "trees": {"ehi+tree": "main", name: "main"}}, ["a"], rows)
+        assert said == (f"config trained_benchmark.trees: {name!r}: not a tree system (a tree is <label>+<tree search>, "
+                        "the search one of tree, tree-pq, e.g. ehi+tree)")
+
+
 def test_the_workflow_raises_no_config_error_of_its_own():
     """Checks live in ehi/, where they are tested; a rule file only calls them."""
     files = [REPO / "Snakefile", *(REPO / "workflow").rglob("*.smk")]
