@@ -117,6 +117,7 @@ def _measure(built: dict, judged: list, exacts: dict, rounds: int, threads, n_la
             searchers[name, label] = searcher
             points.update(_sweep_points(name, label, searcher, docs, queries, judged, exacts[key], max_frac))
         log.info("%s: %d budgets swept over %d build(s)", name, sum(1 for n, *_ in points if n == name), len(builds))
+    report.check_quality(pd.DataFrame(points.values()))  # before the timing rounds, the benchmark's hours
     rng = np.random.default_rng(seed)
     threads = (threads,) if isinstance(threads, int) else tuple(threads)
     timings = {}

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ehi.core.errors import ConfigError
 from ehi.core.io import staged_files
 
 from benchmarks.search import _interp
@@ -59,11 +60,25 @@ def fastest_reaching(curve: pd.DataFrame, target: float, metric: str = "ndcg@10"
     return None if ok.empty else ok.loc[ok.qps.idxmax()]
 
 
+def check_quality(curves: pd.DataFrame, metrics=METRICS) -> None:
+    """Refuse a system whose best point on a matched metric scores 0: every target share of a best
+    of 0 is 0, which every point of the other system reaches, so a ratio "at equal nDCG@10" would
+    compare the fastest points of two sweeps (what a max_frac of 1e-300 leaves: one budget a sweep)."""
+    for metric in (m for m in metrics if m in curves):
+        best = curves.groupby("system", sort=False)[metric].max()
+        if (best <= 0).any():
+            raise ConfigError(f"trained_benchmark: the best {NAMES.get(metric, metric)} of {', '.join(best.index[best <= 0])} "
+                              "over the sweep is 0: no equal quality to match the systems at; raise "
+                              "trained_benchmark.max_frac (--max-frac), which cuts each sweep past that fraction scored")
+
+
 def matched(curves: pd.DataFrame, targets=TARGETS, metrics=("ndcg@10",)) -> pd.DataFrame:
     """Tree system / peer at equal quality: QPS and p50/p99 ratios at each target share of each
     metric's shared best (long format; ``metric`` names the axis, ``target`` its value, and the
     ``ndcg@10`` column keeps the nDCG@10 target's value for the nDCG rows). Float trees meet float
-    peers, PQ trees compressed peers; ScaNN-AH (compressed, but re-ranked exactly) meets both."""
+    peers, PQ trees compressed peers; ScaNN-AH (compressed, but re-ranked exactly) meets both.
+    Curves of a system that scores 0 at best are refused (:func:`check_quality`)."""
+    check_quality(curves, metrics)
     return pd.concat([_matched_on(curves, targets, m) for m in metrics if m in curves], ignore_index=True)
 
 

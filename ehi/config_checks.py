@@ -32,6 +32,7 @@ from ehi.core.metric_names import METRIC_NAMES, NEEDS_CUTOFF, metric_fault  # no
 from ehi.core.schemas import SPLITS
 from ehi.data.sources import IR_DATASETS_PREFIX, SOURCES, find_source, source_names
 from ehi.model.tower_checks import check_tower
+from ehi.evaluate.roles import is_tree, search_of
 from ehi.search.registry import ann_kind, searches
 from ehi.vector_checks import check_trainable_encoder, check_vector_encoder
 
@@ -274,3 +275,15 @@ def check_splits(config: dict, known: tuple[dict[str, bool], str] | None, trains
             present = ", ".join(s for s in SPLITS if has[s]) or "none"
             raise ConfigError(f"config {key}: dataset {config['dataset']['name']!r} has no {split!r} queries according to "
                               f"{source} (splits with queries: {present}){hint}")
+
+
+def check_tree_names(trees: dict) -> None:
+    """Every name a tree system, ``{encoder}+{search}`` whose search the registry marks as EHI's
+    tree (:func:`ehi.evaluate.roles.is_tree`): the benchmark searches a name's index by its search
+    half, so ``de+exact`` would be timed as DE's exact search, and no tree would be."""
+    kinds = searches()
+    trees_known = [kind for kind in kinds if is_tree(f"ehi+{kind}")]
+    bad = [name for name in trees if "+" not in name or search_of(name) not in kinds or not is_tree(name)]
+    if bad:
+        raise ConfigError(f"config trained_benchmark.trees: {', '.join(map(repr, bad))}: not a tree system (a tree is "
+                          f"<label>+<tree search>, the search one of {', '.join(trees_known)}, e.g. ehi+tree)")

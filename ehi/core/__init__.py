@@ -6,7 +6,7 @@ user can fix), ``config`` (typed-section base, canonical params), ``config_files
 datasets in one config: each one's config, the sections over them checked), ``plugins``
 (extensions), ``kernels`` (pinned CPU code paths), ``pretrained`` and ``hub_cache`` (the offline
 encoder, the Hugging Face cache), ``ivf`` (FAISS-IVF's quantizer), ``ranking`` (the rules rankings
-are read by), ``work`` (the cost model: documents scored plus routing), ``rank_metrics`` (ranx's ranking metrics without numba), ``metric_names`` (what a metric name and its values may be), ``versions`` and
+are read by), ``norms`` (the largest norm a ranked vector may have), ``work`` (the cost model: documents scored plus routing), ``rank_metrics`` (ranx's ranking metrics without numba), ``metric_names`` (what a metric name and its values may be), ``versions`` and
 ``staleness`` (stage versions and the results they made), ``fingerprint`` (an encoder's identity as a rule param), ``rule_script`` (the start of every
 rule script), ``unfinished`` (a failed job's update() outputs, done again next run), ``console`` (the job labels and Snakemake's line a job on the console)."""
 

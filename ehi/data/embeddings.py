@@ -13,7 +13,8 @@ other model) or never existed (the synthetic world of :mod:`ehi.data.vector_worl
 
 Arrays are memory-mapped (a safetensors file holds one tensor, any name; its header is read here
 and its data mapped, not copied). The checks are those of every source (:mod:`ehi.data.validate`)
-plus the arrays': two dimensions, the same width, a float dtype, finite values, one row an id. A
+plus the arrays': two dimensions, the same width, a float dtype, finite values of a norm float32
+can square and not 0, one row an id. A
 bad file stops the run with one line naming it, before anything is written.
 
 The dataset's texts are keys into the arrays, ``d:<row>`` and ``q:<row>``: an encoder that reads
@@ -30,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ehi.core.norms import MAX_NORM, row_norms
 from ehi.data.beir import SPLITS, qrels_files, read_qrels, unread_qrels
 from ehi.data.dataset import Dataset
 from ehi.data.sources import EMBEDDINGS_LAYOUT
@@ -40,7 +42,7 @@ SAFETENSORS_DTYPES = {"F32": np.float32, "F16": np.float16}
 ARRAYS = ("docs", "queries")
 MANIFEST = "embeddings.json"
 DOC_KEY, QUERY_KEY = "d:", "q:"
-CHECK_ROWS = 65_536  # rows checked for finite values at a time: a 10^6-row file in bounded memory
+CHECK_ROWS = 65_536  # rows checked at a time: a 10^6-row file in bounded memory
 
 
 def array_path(root: Path, kind: str) -> Path:
@@ -78,8 +80,9 @@ def _safetensors_memmap(path: Path) -> np.ndarray:
 
 
 def read_array(path: str | os.PathLike) -> np.ndarray:
-    """A .npy or .safetensors matrix, memory-mapped and checked: 2-D, float32/float16, finite, and no
-    row all zeros (a vector with no direction: cosine is undefined, and every score with it the same)."""
+    """A .npy or .safetensors matrix, memory-mapped and checked: 2-D, float32/float16, finite, no
+    row all zeros (a vector with no direction: cosine is undefined, and every score with it the same)
+    and none of a norm above :data:`ehi.core.norms.MAX_NORM` (float32 cannot square it)."""
     path = Path(path)
     try:
         arr = np.load(path, mmap_mode="r") if path.suffix == ".npy" else _safetensors_memmap(path)
@@ -90,14 +93,20 @@ def read_array(path: str | os.PathLike) -> np.ndarray:
     if arr.dtype not in (np.float32, np.float16):
         raise DataError(f"{path}: dtype {arr.dtype}; expected float32 or float16")
     for start in range(0, len(arr), CHECK_ROWS):
-        rows = arr[start:start + CHECK_ROWS]
-        bad = ~np.isfinite(rows).all(axis=1)
+        norms = row_norms(arr[start:start + CHECK_ROWS])
+        bad = ~np.isfinite(norms)
         if bad.any():
             raise DataError(f"{path}: row {start + int(np.argmax(bad))} holds a NaN or infinite value")
-        zero = ~rows.any(axis=1)
+        zero = norms == 0
         if zero.any():
             raise DataError(f"{path}: row {start + int(np.argmax(zero))} is all zeros: a vector with no direction "
                             "ranks nothing (leave its document or query out, or give it its encoder's vector)")
+        big = norms > MAX_NORM
+        if big.any():
+            row = int(np.argmax(big))
+            raise DataError(f"{path}: row {start + row} has norm {norms[row]:.3g}, above {MAX_NORM:.3g}: its squared "
+                            "norm overflows float32, so it normalises to zeros and scores overflow (scale the "
+                            "vectors down)")
     return arr
 
 

@@ -51,7 +51,8 @@ def sidecar_digest(meta: dict) -> str:
 
 
 def write_export(exported, path: str | os.PathLike) -> Path:
-    """FILE, (height >= 2) FILE.router.safetensors, then FILE.json with their checksums."""
+    """FILE, (height >= 2) FILE.router.safetensors, then FILE.json with their checksums; a height-1
+    export removes the router file a previous export left at ``path``, once its sidecar is written."""
     path = Path(path)
     if path.is_dir():
         raise ExportError(f"{path}: is a directory; name the FAISS file to write")
@@ -70,6 +71,8 @@ def write_export(exported, path: str | os.PathLike) -> Path:
     meta["checksums"] = {**checksums, "sidecar": sidecar_digest(meta)}
     with atomic_path(meta_path(path)) as tmp:
         tmp.write_text(json.dumps(meta, indent=1) + "\n")
+    if exported.router is None:  # a previous export's router (height >= 2) would lie beside one it is not
+        router_path(path).unlink(missing_ok=True)
     return path
 
 

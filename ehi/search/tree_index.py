@@ -25,6 +25,7 @@ import torch
 from ehi.core.errors import SearchIndexError
 from ehi.core.io import atomic_dir, read_json_object
 from ehi.model.tree import TreeIndexer, check_leaves_fit, load_indexer
+from ehi.search.query_args import checked_search
 from ehi.search.route import NumpyRouter
 
 # this layout: the documents in index.faiss alone; an index folder of another version is refused
@@ -100,10 +101,17 @@ class EHIIndex:
         :meth:`searcher` (the folder's export for a loaded index; for one built in memory, the
         searcher built on the first call; then kept).
 
+        The queries, ``beam`` and ``k`` are checked first, as every search surface checks them
+        (:func:`ehi.search.query_args.checked_search`): a NaN, infinite, all-zero or overflowing row,
+        an integer array, a wrong width, a beam that is no integer in 1..leaves or a k below 1 is
+        a :class:`SearchIndexError`; a k above the corpus size is capped at it, with a warning.
+
         Returns rows (nq, k) int64 corpus row positions (-1 pads queries with fewer candidates),
         scores (nq, k) float32 exact inner products (-inf where padded) and n_scored (nq,) int64,
         the number of documents scored = the summed sizes of the visited leaves.
         """
+        query_emb, beam, k = checked_search(query_emb, beam, k, dim=self.indexer.dim, n_docs=self.n_docs,
+                                            n_leaves=self.indexer.n_leaves)
         return self._kept_searcher().search(query_emb, k, beam)
 
     def routing_units(self, beam: int) -> int:

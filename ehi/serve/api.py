@@ -35,7 +35,7 @@ from ehi.model.encoder import Encoder, load_encoder
 from ehi.model.tree_stats import gini
 from ehi.search.tree_index import EHIIndex
 from ehi.serve.index_checks import check_encoder_dir, read_docs, read_index_config
-from ehi.serve.search_args import check_beam, check_k, check_query_rows
+from ehi.search.query_args import check_beam, check_k, check_query_matrix, check_query_rows
 from ehi.core.errors import SearchIndexError
 from ehi.core.io import atomic_dir
 
@@ -132,9 +132,7 @@ class SearchIndex:
 
     def check_query_vectors(self, vectors) -> None:
         """The whole array's shape and dtype, read without its rows (a memory-mapped file stays on disk)."""
-        vectors, dim = np.asarray(vectors), self.index.indexer.dim  # a memory-mapped array stays a view
-        if vectors.ndim != 2 or vectors.shape[1] != dim or not np.issubdtype(vectors.dtype, np.floating):
-            raise SearchIndexError(f"query vectors must be a float (n, {dim}) array, got {vectors.dtype} {vectors.shape}")
+        check_query_matrix(vectors, self.index.indexer.dim)
 
     def query_embeddings(self, vectors: np.ndarray) -> np.ndarray:
         """Query vectors encoded elsewhere, as the index searches them: through a vector tower's
@@ -160,7 +158,7 @@ class SearchIndex:
         else:
             query_emb = self.encoder.encode(list(texts), batch_size=batch_size)  # (nq, d)
         check_query_rows(query_emb, "query embedding")  # what the encoder or the tower made of them
-        return self.index.search(query_emb, beam=beam, k=k)
+        return self.index.search(query_emb, beam=beam, k=k)  # and the checks of every search of the tree
 
     def search(self, texts: list[str] | np.ndarray, beam: int | None = None, k: int = 10,
                batch_size: int = 64) -> list[list[Hit]]:

@@ -37,7 +37,7 @@ from ehi.core.errors import SearchIndexError, exit_on_user_error
 from ehi.core.kernels import pin_kernels
 from ehi.serve.cli_parser import build_parser
 from ehi.serve.queries import checked_queries, vector_queries
-from ehi.serve.search_args import capped_k, check_query_rows
+from ehi.search.query_args import capped_k, check_query_rows
 
 if TYPE_CHECKING:
     from ehi.serve.api import SearchIndex

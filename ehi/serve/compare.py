@@ -25,7 +25,7 @@ from pathlib import Path
 import yaml
 
 from ehi.core.errors import ConfigError
-from ehi.serve.compare_run import check_cores, finish_record, lock_advice, pending, run_owned
+from ehi.serve.compare_run import check_cores, finish_record, holding_out, lock_advice, pending, run_owned
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "config" / "embeddings.yaml"
@@ -115,6 +115,12 @@ def compare(folder: str | os.PathLike, name: str | None = None, cores: int = 2, 
     if workdir == REPO or REPO in workdir.parents and workdir.relative_to(REPO).parts[0] in ("results", "resources"):
         raise ConfigError(f"--out {workdir}: the checkout's own results would be written over; name a folder of its own")
     check_results_are_ours(name, folder, workdir)
+    with holding_out(workdir):  # before anything of a call running at this --out is touched
+        return _run(folder, name, cores, seeds, extra, out, workdir)
+
+
+def _run(folder: Path, name: str, cores: int, seeds, extra, out, workdir: Path) -> int:
+    """The pipeline run of :func:`compare`, with ``workdir``'s lock held."""
     record = record_path(workdir, name)
     dry = "-n" in extra or "--dry-run" in extra  # a dry run lists every job: Snakemake's own console
     command = snakemake_command(folder.resolve(), name, cores, seeds, list(extra), workdir, pending(record),

@@ -4,25 +4,56 @@ The command starts Snakemake as a child process. It refuses a core count Snakema
 forever (``--cores 0``), passes SIGTERM, SIGINT and SIGHUP on to the child (a wrapper that ends
 alone leaves Snakemake writing), offers ``--unlock`` where a killed run left its lock (Snakemake's
 own advice names that flag), and writes its record, ``resources/NAME/compare.yaml`` (the config of
-the run), only once a run has finished: a refused or stopped call leaves the previous one.
+the run), only once a run has finished: a refused or stopped call leaves the previous one. A call
+holds ``OUT/compare.lock`` (an exclusive ``flock``, released by the system however the call ends,
+``kill -9`` included) from before it writes anything in OUT, so a second call at the same OUT is
+refused without touching the running call's pending config or its ``compare.log``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import signal
 import subprocess
 from pathlib import Path
+from typing import Iterator
 
 from ehi.core.errors import ConfigError
 
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+LOCK = "compare.lock"  # in OUT: held by the running call, left in place (removing it would race a waiting call)
 
 
 def check_cores(cores) -> int:
     if isinstance(cores, bool) or not isinstance(cores, int) or cores < 1:
         raise ConfigError(f"--cores must be a whole number of at least 1, got {cores!r}")
     return cores
+
+
+@contextlib.contextmanager
+def holding_out(workdir: Path) -> Iterator[None]:
+    """``workdir``'s lock held for the block, or one :class:`ConfigError` line where another call
+    holds it; the holder's process id is written in the lock file for that line."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    handle = open(workdir / LOCK, "a+", encoding="utf-8")  # never truncated before the lock is ours
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip()
+        handle.close()
+        raise ConfigError(f"--out {workdir}: another ehi compare is running there"
+                          f"{f' (process {holder})' if holder else ''}; wait for it to end, or give this one "
+                          "another --out") from None
+    try:
+        handle.truncate(0)
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        yield
+    finally:
+        handle.close()  # releases the lock
 
 
 def pending(record: Path) -> Path:

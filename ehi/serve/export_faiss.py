@@ -21,7 +21,7 @@ from ehi.search.budget_beam import beam_words
 from ehi.search.exported import ExportedIndex
 from ehi.search.tree_index import EHIIndex
 from ehi.serve.api import DEFAULT_BEAM, SearchIndexError, load_index
-from ehi.serve.search_args import check_beam
+from ehi.search.query_args import check_beam
 
 
 def _bare_ids(index: EHIIndex, index_dir: Path, doc_ids, row_ids: bool) -> list[str] | None:
@@ -81,6 +81,16 @@ def check_options(pq_m: int | None, nbits: int, rerank: int) -> None:
         raise SearchIndexError(f"rerank must be 0 (off) or the number of candidates to re-score, got {rerank}")
 
 
+def check_out(index_dir: Path, out: Path) -> None:
+    """An export beside the index, never into it: its files could overwrite the index's own
+    (``--out DIR/index/index.faiss`` would replace the index's only copy of its documents with
+    PQ codes), and a later save of the index replaces its folder whole."""
+    folder, dest = index_dir.resolve(), out.resolve()
+    if dest == folder or folder in dest.parents:
+        raise SearchIndexError(f"{out}: inside the index folder {index_dir}, whose own files an export there "
+                               "could overwrite; write the export outside it")
+
+
 def export_faiss(index_dir: str | os.PathLike, out: str | os.PathLike, pq_m: int | None = None,
                  nbits: int = 4, rerank: int = 0, doc_ids=None, row_ids: bool = False, beam=None) -> ExportedIndex:
     """Export the EHI index in ``index_dir`` to ``out`` (+ ``out``.json); returns the exported index.
@@ -91,9 +101,11 @@ def export_faiss(index_dir: str | os.PathLike, out: str | os.PathLike, pq_m: int
     not (see :mod:`ehi.search.export`) and needs the router file written beside. ``doc_ids`` /
     ``row_ids``: the ids of a bare EHIIndex directory's documents (see the module doc). ``beam``:
     the nprobe FILE opens at (default: the beam the search index chose on dev, see the module doc).
+    An ``out`` inside ``index_dir`` is refused (:func:`check_out`).
     """
     check_options(pq_m, nbits, rerank)
     index, doc_ids, chosen = _source(Path(index_dir), doc_ids, row_ids)
+    check_out(Path(index_dir), Path(out))
     nprobe = opening_beam(index.indexer.n_leaves, chosen, beam)
     exported = ExportedIndex.build(index, doc_ids=doc_ids, pq_m=pq_m, nbits=nbits, rerank=rerank, nprobe=nprobe)
     exported.write(out)

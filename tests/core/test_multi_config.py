@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from ehi.core.errors import ConfigError
+from ehi.config_checks import check_tree_names
 from ehi.core.multi_config import (calibration_target, check_trained_benchmark, dataset_configs, gain_datasets,
                                    rule_prefixes)
 
@@ -72,6 +73,17 @@ def test_a_one_dataset_configs_trees_are_named_by_ablation_row():
     assert refusal(check_trained_benchmark, bad, ["a"], rows) == (
         "config trained_benchmark.trees {'ehi-2stage+tree': 'two_stage[3]'}: not main or an ablation row; "
         "known: main, floor, two_stage[0]")
+
+
+@pytest.mark.parametrize("name", ["de+exact", "ehi+faiss-ivf", "ehi", "ehi+no-such-search"])
+def test_a_tree_name_that_is_no_tree_system_is_refused(name):
+    """The benchmark searches a tree's index by its name's search half: de+exact would be timed as
+    DE's exact search and the trees' section left empty."""
+    for rows in (None, {"floor": "floor~kmeans"}):
+        trees = check_trained_benchmark({"dataset": "a", "trees": {"ehi+tree": "main", name: "main"}}, ["a"], rows)
+        said = refusal(check_tree_names, trees)
+        assert said == (f"config trained_benchmark.trees: {name!r}: not a tree system (a tree is <label>+<tree search>, "
+                        "the search one of tree, tree-pq, e.g. ehi+tree)")
 
 
 def test_the_workflow_raises_no_config_error_of_its_own():

@@ -73,6 +73,10 @@ def _break(root, what):
         (root / "docs.npy").write_bytes(b"not an array")
     elif what == "validation":  # a split the reader has no name for: its judgements would be dropped
         (root / "qrels" / "validation.tsv").write_text("query-id\tcorpus-id\tscore\nq2\td4\t1\n")
+    elif what == "huge_query":  # finite, but float32 cannot square it: a training query normalised to zeros
+        rows = np.load(root / "queries.npy")
+        rows[1, 0] = 3e38
+        np.save(root / "queries.npy", rows)
     elif what in ("zero_doc", "zero_query"):
         kind = "docs" if what == "zero_doc" else "queries"
         rows = np.load(root / f"{kind}.npy")
@@ -85,7 +89,8 @@ CASES = {"nan": "row 3 holds a NaN", "int": "dtype int64", "width": "same width"
          "both": "both of docs.npy and docs.safetensors", "two_tensors": "holds 2 tensors", "garbage": "not a readable",
          "no_columns": "shape (20, 0)", "zero_doc": "docs.npy: row 2 is all zeros",
          "zero_query": "queries.npy: row 2 is all zeros",
-         "validation": "qrels/validation.tsv: not read, the qrels files of a split are train.tsv, dev.tsv, test.tsv"}
+         "validation": "qrels/validation.tsv: not read, the qrels files of a split are train.tsv, dev.tsv, test.tsv",
+         "huge_query": "queries.npy: row 1 has norm 3e+38, above 1.84e+19: its squared norm overflows float32"}
 
 
 @pytest.mark.parametrize("what", sorted(CASES))

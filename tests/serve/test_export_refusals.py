@@ -74,3 +74,46 @@ def test_an_output_that_cannot_be_written_is_one_line(search_dir, tmp_path, caps
     assert "a_dir: is a directory" in _refused(["export-faiss", "--index", str(search_dir), "--out",
                                                str(tmp_path / "a_dir")], capsys)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a_dir", "a_file"] and not list((tmp_path / "a_dir").iterdir())
+
+
+@pytest.mark.parametrize("inside", ["index/index.faiss", "index/index", "export.faiss"])
+def test_an_export_into_the_index_folder_is_refused_and_the_index_still_searches(search_dir, tmp_path, capsys, inside):  # noqa: F811
+    from ehi.serve.api import load_index
+
+    index = tmp_path / "S"
+    shutil.copytree(search_dir, index)
+    before = {p: p.read_bytes() for p in index.rglob("*") if p.is_file()}
+    said = _refused(["export-faiss", "--index", str(index), "--out", str(index / inside), "--pq", "4"], capsys)
+    assert f"{index / inside}: inside the index folder {index}" in said
+    assert {p: p.read_bytes() for p in index.rglob("*") if p.is_file()} == before
+    assert len(load_index(index, device="cpu").search(["river castle"], k=3)[0]) == 3
+
+
+def test_the_library_refuses_an_export_over_a_bare_index_s_own_file(tmp_path):
+    import numpy as np
+
+    import ehi
+    from ehi.core.errors import SearchIndexError
+
+    docs = np.random.default_rng(0).normal(size=(60, 8)).astype(np.float32)
+    docs /= np.linalg.norm(docs, axis=1, keepdims=True)  # unit rows: each is its own best inner product
+    ehi.fit_tree(docs, height=1, branching=4, init="kmeans").save(tmp_path / "tree")
+    with pytest.raises(SearchIndexError, match="index.faiss: inside the index folder"):
+        ehi.export_faiss(tmp_path / "tree", tmp_path / "tree" / "index.faiss", pq_m=4, row_ids=True)
+    assert ehi.load_index(tmp_path / "tree").search(docs[:1], beam=4, k=1)[0][0].doc_id == "0"
+
+
+def test_a_height_1_export_over_a_height_2_one_leaves_no_router_behind(tmp_path):
+    import numpy as np
+
+    import ehi
+    from ehi.search.exported import load_export, router_path
+
+    docs = np.random.default_rng(0).normal(size=(60, 8)).astype(np.float32)
+    out = tmp_path / "ehi.faiss"
+    for height, branching in ((2, 3), (1, 4)):
+        ehi.fit_tree(docs, height=height, branching=branching, init="kmeans").save(tmp_path / f"h{height}")
+        ehi.export_faiss(tmp_path / f"h{height}", out, row_ids=True)
+        assert router_path(out).exists() == (height == 2)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == ["ehi.faiss", "ehi.faiss.json"]
+    assert load_export(out).meta["height"] == 1

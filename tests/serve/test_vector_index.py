@@ -166,7 +166,7 @@ def test_k_above_the_corpus_is_capped_with_a_note_from_python_and_the_cli(vector
 
 
 @pytest.mark.parametrize("row, says", [(0.0, "q.npy: row 2 is all zeros"),
-                                       (3e38, "--query-vectors row 2 has norm 1.2e+39, above 1.84e+19")])
+                                       (3e38, "q.npy: row 2 has norm 1.2e+39, above 1.84e+19")])
 def test_the_cli_refuses_a_query_vector_it_cannot_rank_before_the_first_line(vector_index, tmp_path, capsys, row, says):
     queries = np.load(vector_index["queries"])[:3].copy()
     queries[2] = row

@@ -7,6 +7,7 @@
 # Snakefile of one dataset (TB_ROWS: its ablation rows, by which trees are named; TB_LISTS: its
 # search's list counts, over which the peers are tuned as its search rule tunes them).
 
+from ehi.config_checks import check_tree_names
 from ehi.core.multi_config import check_trained_benchmark
 
 TRAINED_BENCH = config.get("trained_benchmark") or {}
@@ -15,6 +16,7 @@ if TRAINED_BENCH.get("dataset"):
     _TB_DS = TRAINED_BENCH["dataset"]
     with exit_on_user_error("snakemake"):
         _TB_TREES = check_trained_benchmark(TRAINED_BENCH, TB_DATASETS, TB_ROWS)
+        check_tree_names(_TB_TREES)
     # the peers' list counts: the leaf-count rule's grid when the dataset's peers are tuned over it
     _TB_GRID = bool(TRAINED_BENCH.get("lists_from_leaf_count"))
 
