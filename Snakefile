@@ -129,11 +129,18 @@ else:
         include: "workflow/rules/trained_benchmark.smk"
 
 
+    # the searchable indexes (rule search_index): the main setting's tree, or where the main setting
+    # trains none (config/embeddings_decisive.yaml: DE alone) the tree of each variant system
+    SEARCH_INDEXES = ([f"{R}/main/ehi/search_index"] if "ehi" in {s.split("+")[0] for s in variant_systems("main")}
+                      else list(dict.fromkeys(f"{R}/{spec.variant}/ehi/search_index" for spec in VARIANT_SYSTEMS
+                                              if spec.system.startswith("ehi+"))))
+
+
     rule all:
         input:
             rules.tables.output,
             rules.claims.output,
-            f"{R}/main/ehi/search_index",
+            SEARCH_INDEXES,
             [p for v in VARIANTS for p in trec_runs(v)],
             step_log_outputs(VARIANTS + REPLICAS),
             DATA_MANIFEST,
@@ -165,7 +172,7 @@ else:
             [p for v in SEED_REPLICAS["main"] for p in outputs_of(v)],
             DATA_MANIFEST,
             f"{RES}/significance.parquet",
-            f"{R}/main/ehi/search_index",
+            SEARCH_INDEXES,
             trec_runs("main"),
 
 

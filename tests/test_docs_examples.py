@@ -82,7 +82,7 @@ FIXTURES = {f.__name__: f for f in (own_embeddings, vectors_folder)}
 # what an example (a shell block) says it writes, checked after it
 WRITES = {"vectors_folder": ("mine_compare/results/tables/mine_claims.md", "mine_compare/results/tables/mine_kmr.md",
                              "mine_compare/results/figures/mine/kmr_ndcg_at_10.png", "mine.trec")}
-TIMEOUTS = {"vectors_folder": 1800}  # the whole pipeline, three seeds (docs/embeddings.md gives its cost)
+TIMEOUTS = {"vectors_folder": 1800}  # the frozen study, one seed (--quick; docs/embeddings.md gives its cost)
 # what an example's comments promise, checked after it in the same process
 PROMISES = {"own_embeddings": """
 import faiss

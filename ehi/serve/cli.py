@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
                 from ehi.serve.compare import compare
 
                 return compare(args.folder, args.name, args.cores, args.seeds,
-                               ["-n"] * args.dry_run + ["--unlock"] * args.unlock, args.out)
+                               ["-n"] * args.dry_run + ["--unlock"] * args.unlock, args.out, args.quick, args.time)
             if args.command == "export-faiss":
                 _export(args)
             elif args.command == "info":

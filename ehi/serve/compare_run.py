@@ -69,11 +69,12 @@ def finish_record(record: Path, finished: bool) -> None:
         pending(record).unlink(missing_ok=True)
 
 
-def run_owned(command: list[str], log_path: Path | None = None, show=None) -> int:
+def run_owned(command: list[str], log_path: Path | None = None, show=None, append: bool = False) -> int:
     """Run ``command``, forwarding :data:`FORWARDED` signals to it, until it exits; its exit status
     (128 + the signal's number where a signal ended it, as a shell reports it). With ``log_path``
-    its whole console goes there and only the lines ``show(line)`` accepts reach ours."""
-    log = open(log_path, "w", encoding="utf-8", buffering=1) if log_path else None
+    its whole console goes there (after what it holds, with ``append``) and only the lines
+    ``show(line)`` accepts reach ours."""
+    log = open(log_path, "a" if append else "w", encoding="utf-8", buffering=1) if log_path else None
     piped = dict(stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1) if log else {}
     child = subprocess.Popen(command, **piped)
 

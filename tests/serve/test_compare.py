@@ -1,5 +1,6 @@
 """``ehi compare DIR``: the folder's own config, its dry run through the pipeline, and what it
-refuses before running anything (the full run is docs/embeddings.md's example, tests/test_docs_examples.py)."""
+refuses before running anything (the full run is docs/embeddings.md's example, tests/test_docs_examples.py;
+the config of each kind of run is tests/serve/test_compare_config.py's)."""
 
 import re
 
@@ -10,8 +11,9 @@ import yaml
 from ehi.core.errors import ConfigError
 from ehi.data.vector_world import WorldConfig, generate_world
 from ehi.serve.cli import main
-from ehi.serve.compare import (CONFIG, REPO, check_results_are_ours, compare, dataset_name, default_out,
+from ehi.serve.compare import (REPO, check_results_are_ours, compare, dataset_name, default_out,
                                snakemake_command)
+from ehi.serve.compare_config import FROZEN, variant_systems
 
 
 @pytest.fixture(scope="module")
@@ -25,9 +27,9 @@ def test_the_dataset_is_named_after_the_folder_and_its_config_names_nothing_else
     assert dataset_name(world, None) == "my_vectors" and dataset_name(world, "mine") == "mine"
     with pytest.raises(ConfigError, match="pass --name"):
         dataset_name(world, "../x")
-    command = snakemake_command(world, "my_vectors", 2, [0], [], tmp_path)
+    command = snakemake_command(world, "my_vectors", 2, [0], [], tmp_path, quick=True)
     own = tmp_path / "resources" / "my_vectors" / "compare.yaml"
-    assert command[-2:] == [str(CONFIG), str(own)]
+    assert command[-2:] == [str(FROZEN), str(own)]
     assert yaml.safe_load(own.read_text()) == {
         "dataset": {"name": "my_vectors", "source": "embeddings", "path": str(world)},
         "encoder": {"name": str(world)}, "train": {"seeds": [0]}}
@@ -46,14 +48,55 @@ def test_a_folder_that_is_not_vectors_is_one_line(tmp_path):
     assert str(exc.value.code).startswith(f"ehi compare: error: {tmp_path} is not a vectors folder")
 
 
+def planned(console: str, rule: str) -> list[str]:
+    """The wildcards line (or the output line, for a rule without wildcards) of each job of ``rule``
+    a dry run's console lists."""
+    jobs = console.split(f"\nrule {rule}:\n")[1:]
+    return [next((line.strip() for line in job.split("\n[")[0].splitlines() if line.strip().startswith(key)), "")
+            for job in jobs for key in (("wildcards:",) if "wildcards:" in job.split("\n[")[0] else ("output:",))]
+
+
 @pytest.mark.slow
-def test_the_dry_run_plans_the_comparison(world, tmp_path, monkeypatch, capfd):
+@pytest.mark.integration
+def test_the_dry_run_plans_the_decisive_comparison_and_with_time_the_benchmark(world, tmp_path, monkeypatch, capfd):
+    """DE at each rate of the grid, then at the dev choice for the other seeds; the trees alone on
+    DE's frozen vectors and on the vectors as given; every peer on both; no tree trained jointly
+    with the encoder; under --time the benchmark of a two-stage tree."""
     monkeypatch.chdir(tmp_path)
-    assert main(["compare", str(world), "-n"]) == 0
+    assert main(["compare", str(world), "--time", "-n"]) == 0
+    out = capfd.readouterr().out
+    de = planned(out, "train_de")
+    assert sorted(de) == ["wildcards: variant=lr_encoder~0.0001", "wildcards: variant=lr_encoder~0.001",
+                          "wildcards: variant=seed~1", "wildcards: variant=seed~2"]
+    assert planned(out, "dev_grid") == ["wildcards: variant=main, model=de"]
+    trees = [line.removeprefix("wildcards: variant=") for line in planned(out, "train_ehi")]
+    rows = {tree: variant for tree, (_, variant) in variant_systems().items()}
+    for tree, variant in rows.items():  # each reported tree over three seeds
+        assert sorted(t for t in trees if t.startswith(variant)) == [variant, f"{variant}/seed~1", f"{variant}/seed~2"]
+    assert len(trees) == 12 and all("freeze_layers~1" in t for t in trees), trees
+    assert sum("encoder_init~de" in t for t in trees) == 6
+    searched = {line.split("system=")[1] for line in planned(out, "search") if "variant=main," in line}
+    assert {f"{encoder}+{method}" for encoder in ("pre", "de")
+            for method in ("exact", "ivf-lists", "faiss-ivf", "scann", "faiss-hnsw")} == searched
+    assert planned(out, "trained_benchmark") == [
+        "output: results/benchmarks/trained_my_vectors/trained.md (update), "
+        "results/benchmarks/trained_my_vectors/trained_curves.parquet (update), "
+        "results/benchmarks/trained_my_vectors/trained_matched.parquet (update), "
+        "results/benchmarks/trained_my_vectors/trained_pareto.png (update)"]
+    assert f"resources/my_vectors/{rows['ehi-2stage+tree']}/ehi/index" in out.split("\nrule trained_benchmark:\n")[1]
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_the_quick_dry_run_plans_the_frozen_study(world, tmp_path, monkeypatch, capfd):
+    monkeypatch.chdir(tmp_path)
+    assert main(["compare", str(world), "--quick", "-n"]) == 0
     out = capfd.readouterr().out
     for job in ("train_ehi", "dev_leaf_count", "search_index", "claims", "tables"):
         assert f"\n{job} " in out, out[-3000:]
-    assert "de+" not in out and "resources/my_vectors/main/ehi/search_index" in out
+    assert "de+" not in out and "train_de" not in out and "resources/my_vectors/main/ehi/search_index" in out
+    assert sorted(planned(out, "train_ehi")) == ["wildcards: variant=indexer_init~ivf/lambda_balance~10.0/floor~kmeans",
+                                                 "wildcards: variant=main"]  # one seed: the tree and the floor's
 
 
 @pytest.mark.parametrize("cores", ["0", "-2"])
@@ -141,13 +184,13 @@ def kmr_cell(per_query_file, target: float, axis: str, metric: str = "ndcg@10") 
 
 @pytest.mark.slow
 def test_a_comparison_run_from_the_project_root(world, capfd, monkeypatch):
-    """Run from the project root: the checkout is left as it was (everything goes to the folder
+    """Run from the project root (the frozen study, --quick): the checkout is left as it was (everything goes to the folder
     beside DIR), the console is a line a job plus the summary, the systems over the given vectors
     are pre+, deterministic ones show no seed spread, and the KMR table's cells read the fraction
     of work (routing counted), as the docs and --help say."""
     monkeypatch.chdir(REPO)
     before = checkout_files()
-    assert main(["compare", str(world), "--seeds", "0", "1"]) == 0
+    assert main(["compare", str(world), "--quick", "--seeds", "0", "1"]) == 0
     assert checkout_files() == before
     out = world.parent / "my_vectors_compare"
     console = [line for line in "".join(capfd.readouterr()).splitlines() if line.strip()]
