@@ -46,7 +46,7 @@ def test_a_folder_that_is_not_vectors_is_one_line(tmp_path):
     assert str(exc.value.code).startswith(f"ehi compare: error: {tmp_path} is not a vectors folder")
 
 
-@pytest.mark.slow
+@pytest.mark.integration  # ehi compare starts Snakemake
 def test_the_dry_run_plans_the_comparison(world, tmp_path, monkeypatch, capfd):
     monkeypatch.chdir(tmp_path)
     assert main(["compare", str(world), "-n"]) == 0
@@ -139,7 +139,7 @@ def kmr_cell(per_query_file, target: float, axis: str, metric: str = "ndcg@10") 
     return float(points[points.fraction <= target + 1e-12].sort_values("fraction").value.iloc[-1])
 
 
-@pytest.mark.slow
+@pytest.mark.integration  # ehi compare starts Snakemake
 def test_a_comparison_run_from_the_project_root(world, capfd, monkeypatch):
     """Run from the project root: the checkout is left as it was (everything goes to the folder
     beside DIR), the console is a line a job plus the summary, the systems over the given vectors
