@@ -1,11 +1,14 @@
-"""The three test tiers (pyproject.toml's markers), read from what each test does so that a test
-file says nothing about its tier unless it is one of the few marked ``slow`` by hand.
+"""The three test tiers (pyproject.toml's markers), read from what each test does, so that a test
+file names its tier only where this reading cannot see it (a mark by hand).
 
 - the default set (``pytest``): in process, no Snakemake subprocess, no install, no kill loop;
-- ``integration``: the tests that start Snakemake, themselves or through a fixture (the shared run
-  of the test config, the other fixture runs, the runs from scratch, the dry runs and lints);
-- ``slow``: marked by hand (install, distributed training, kill loops, every config's header dry
-  run, the committed re-renders under Snakemake); a slow test is in no other tier.
+- ``integration``: end-to-end runs: the tests that start Snakemake, themselves or through a fixture
+  (the shared run of the test config, the other fixture runs, the runs from scratch, the dry runs
+  and lints), read here; by hand, those that start it inside ehi/ (``ehi compare``) and the
+  benchmark families run in process;
+- ``slow``: marked by hand: install, distributed training, kill loops, trainings and encoders in
+  fresh interpreters, every config's header dry run, pdflatex over every committed table, the
+  committed re-renders under Snakemake; a slow test is in no other tier.
 
 A function starts Snakemake when it names ``snakemake`` as a command word (a constant, or a global
 list such as ``SNAKEMAKE = [sys.executable, "-m", "snakemake", ...]``) where it calls
