@@ -7,8 +7,8 @@ file names its tier only where this reading cannot see it (a mark by hand).
   and lints), read here; by hand, those that start it inside ehi/ (``ehi compare``) and the
   benchmark families run in process;
 - ``slow``: marked by hand: install, distributed training, kill loops, trainings and encoders in
-  fresh interpreters, every config's header dry run, pdflatex over every committed table, the
-  committed re-renders under Snakemake; a slow test is in no other tier.
+  fresh interpreters, a real encoder (MiniLM), every config's header dry run, pdflatex over every
+  committed table, the committed re-renders under Snakemake; a slow test is in no other tier.
 
 A function starts Snakemake when it names ``snakemake`` as a command word (a constant, or a global
 list such as ``SNAKEMAKE = [sys.executable, "-m", "snakemake", ...]``) where it calls
