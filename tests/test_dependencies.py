@@ -12,6 +12,7 @@ import tomllib
 import venv
 from pathlib import Path
 
+import pytest
 from packaging.requirements import Requirement
 
 REPO = Path(__file__).resolve().parents[1]
@@ -69,6 +70,7 @@ def _pip_would_install(torch_version: str, tmp_path) -> subprocess.CompletedProc
                           capture_output=True, text=True, env=env, timeout=300)
 
 
+@pytest.mark.slow  # an install
 def test_pip_install_e_keeps_the_torch_2_an_environment_has(tmp_path):
     kept = _pip_would_install("2.5.1", tmp_path / "kept")
     assert kept.returncode == 0, kept.stderr[-2000:]

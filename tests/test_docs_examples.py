@@ -101,6 +101,7 @@ def test_every_block_a_reader_runs_is_marked_run_or_not_run():
     assert not unknown, f"no such fixture in {__file__}: {unknown}"
 
 
+@pytest.mark.integration  # on the shared run of the test config, or `ehi compare` (the whole pipeline)
 @pytest.mark.parametrize("block", EXAMPLES, ids=lambda b: b.where)
 def test_the_example_runs_verbatim(block, tmp_path, request):
     run = None

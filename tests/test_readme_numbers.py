@@ -8,8 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
 FINDINGS = (REPO / "docs" / "findings.md").read_text()
@@ -118,7 +116,6 @@ def test_the_readmes_table_on_real_vectors_is_webster_by_work_and_its_exact_sear
     assert exact and exact.group(1) == committed[("pre+exact", "1")]
 
 
-@pytest.mark.slow
 def test_the_job_count_of_all_is_the_dry_runs(tmp_path):
     said = re.search(r"`all` on the embedded default is\s+(\d+) jobs", README)
     assert said, "the README's cost line names no job count"

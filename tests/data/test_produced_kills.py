@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow  # kill loops: fresh interpreters killed at random moments
 BUILD = """import json, pathlib, sys, time
 out = pathlib.Path(sys.argv[1]); (out / "qrels").mkdir(parents=True)
 for i in range(20):  # slow enough for a kill to land inside

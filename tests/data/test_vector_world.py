@@ -88,6 +88,7 @@ def test_a_failing_regeneration_leaves_the_previous_world_as_it_was(tmp_path, mo
     assert [p.name for p in tmp_path.iterdir()] == ["w"]  # nothing left beside it
 
 
+@pytest.mark.slow  # a kill loop
 def test_a_world_killed_at_a_random_moment_is_the_old_one_or_the_new_one_whole(tmp_path):
     # kill -9 the command-line generator while it regenerates a world with another seed
     import os

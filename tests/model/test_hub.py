@@ -62,6 +62,7 @@ def run_child(tmp_path: Path, saved: Path, offline: str) -> subprocess.Completed
                           text=True, timeout=300)
 
 
+@pytest.mark.slow  # a fresh interpreter each, loading an encoder
 @pytest.mark.parametrize("offline", ["0", "1"])
 def test_cached_hub_encoder_loads_with_the_hub_unreachable(tmp_path, saved_encoder, offline):
     proc = run_child(tmp_path, saved_encoder, offline)

@@ -16,7 +16,8 @@ from ehi.report.latex_fit import _CMR10, FONTS
 REPO = Path(__file__).resolve().parents[2]
 COMMITTED = sorted(p for p in (REPO / "results").rglob("*.tex") if "_timings." not in p.name)  # git-ignored
 PREAMBLE = "\\documentclass{article}\n\\usepackage{booktabs,longtable}\n\\begin{document}\n"
-pytestmark = pytest.mark.skipif(not shutil.which("pdflatex"), reason="pdflatex is not installed")
+pytestmark = [pytest.mark.skipif(not shutil.which("pdflatex"), reason="pdflatex is not installed"),
+              pytest.mark.slow]  # pdflatex over every committed table
 
 
 def compile_log(body: str, folder: Path) -> str:

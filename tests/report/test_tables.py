@@ -149,6 +149,7 @@ def test_the_report_refuses_a_summary_with_nan_metrics_repeated_keys_or_no_rows(
     assert not (tmp_path / "tables").exists() or not any((tmp_path / "tables").iterdir())
 
 
+@pytest.mark.slow  # a kill loop
 def test_a_report_killed_at_a_random_moment_leaves_each_table_whole_and_the_figures_one_set(tmp_path):
     """kill -9 of the report at a random moment, over the tables and figures of an earlier render:
     each table is the earlier one or the new one, byte for byte, the figures are the one set or the

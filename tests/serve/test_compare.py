@@ -56,8 +56,7 @@ def planned(console: str, rule: str) -> list[str]:
             for job in jobs for key in (("wildcards:",) if "wildcards:" in job.split("\n[")[0] else ("output:",))]
 
 
-@pytest.mark.slow
-@pytest.mark.integration
+@pytest.mark.integration  # ehi compare starts Snakemake
 def test_the_dry_run_plans_the_decisive_comparison_and_with_time_the_benchmark(world, tmp_path, monkeypatch, capfd):
     """DE at each rate of the grid, then at the dev choice for the other seeds; the trees alone on
     DE's frozen vectors and on the vectors as given; every peer on both; no tree trained jointly
@@ -86,8 +85,7 @@ def test_the_dry_run_plans_the_decisive_comparison_and_with_time_the_benchmark(w
     assert f"resources/my_vectors/{rows['ehi-2stage+tree']}/ehi/index" in out.split("\nrule trained_benchmark:\n")[1]
 
 
-@pytest.mark.slow
-@pytest.mark.integration
+@pytest.mark.integration  # ehi compare starts Snakemake
 def test_the_quick_dry_run_plans_the_frozen_study(world, tmp_path, monkeypatch, capfd):
     monkeypatch.chdir(tmp_path)
     assert main(["compare", str(world), "--quick", "-n"]) == 0
@@ -182,7 +180,7 @@ def kmr_cell(per_query_file, target: float, axis: str, metric: str = "ndcg@10") 
     return float(points[points.fraction <= target + 1e-12].sort_values("fraction").value.iloc[-1])
 
 
-@pytest.mark.slow
+@pytest.mark.integration  # ehi compare starts Snakemake
 def test_a_comparison_run_from_the_project_root(world, capfd, monkeypatch):
     """Run from the project root (the frozen study, --quick): the checkout is left as it was (everything goes to the folder
     beside DIR), the console is a line a job plus the summary, the systems over the given vectors

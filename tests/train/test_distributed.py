@@ -26,6 +26,7 @@ from test_loop import config, encoder, tiny_dataset
 from ehi.train.distributed import Context, shard_bounds, shard_sizes
 from ehi.train.loop import train
 
+pytestmark = pytest.mark.slow  # two-process torchrun trainings
 CONFIGS = {
     # EHI with every term on, L_neighbour included (a term each rank computes in full) and a
     # lazily updated cache carried across epochs (reindex_every=2)

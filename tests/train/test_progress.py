@@ -5,6 +5,8 @@ import logging
 import subprocess
 import sys
 
+import pytest
+
 from ehi.model.encoder import load_encoder
 from ehi.train.loop import train
 from tests.train.test_loop import config, tiny_dataset
@@ -22,6 +24,7 @@ def test_training_says_start_each_epoch_and_end(tmp_path, caplog):
     assert lines[3].startswith("train ehi: done after 2 epochs") and str(tmp_path) in lines[3]
 
 
+@pytest.mark.slow  # a training in a fresh interpreter
 def test_the_training_script_prints_the_lines_on_stdout_and_the_rest_on_stderr(tmp_path, repo_root):
     tiny_dataset().write(tmp_path / "data")
     args = ["--data-dir", str(tmp_path / "data"), "--encoder", "tiny-random", "--out-dir", str(tmp_path / "run"),

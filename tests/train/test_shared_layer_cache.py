@@ -4,6 +4,7 @@ once), and a shared cache trains exactly what a run's own cache trains."""
 import subprocess
 import sys
 
+import pytest
 from safetensors.numpy import load_file
 
 from tests.train.test_loop import config, tiny_dataset
@@ -17,6 +18,7 @@ def run(repo_root, data, out, *extra):
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
+@pytest.mark.slow  # three trainings in fresh interpreters
 def test_two_trainings_share_one_cache_and_train_as_with_their_own(tmp_path, repo_root):
     tiny_dataset().write(tmp_path / "data")
     shared = tmp_path / "cache"

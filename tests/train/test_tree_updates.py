@@ -170,6 +170,7 @@ RSS_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # a training in a fresh interpreter
 def test_peak_rss_does_not_grow_with_steps(tmp_path):
     proc = subprocess.run([sys.executable, "-c", RSS_SCRIPT, str(tmp_path)], capture_output=True, text=True,
                           timeout=600)

@@ -23,6 +23,8 @@ TINY = {
 }
 
 
+pytestmark = pytest.mark.integration  # the benchmark families run end to end (the `out` fixture)
+
 @pytest.fixture(scope="module")
 def out(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")

@@ -33,6 +33,7 @@ def _artefacts(root, dataset, runs=("main/de", "main/ehi", "indexer_init~kmeans/
             EHIIndex.build(docs, TreeIndexer(dim, 2, 3).standardize_(docs)).save(root / run / "index")
 
 
+@pytest.mark.integration  # the trained benchmark run end to end
 def test_every_system_swept_timed_and_matched(tmp_path, tiny_dataset):
     _artefacts(tmp_path / "res", tiny_dataset)
     trained.main([str(tmp_path / "res"), str(tmp_path / "out"), "--rounds", "1", "--n-latency", "3"])
@@ -54,6 +55,7 @@ def test_every_system_swept_timed_and_matched(tmp_path, tiny_dataset):
     assert "de+faiss-hnsw" in (tmp_path / "out" / "trained.md").read_text()
 
 
+@pytest.mark.integration  # the trained benchmark run end to end
 def test_the_rounds_spread_brackets_each_ratio_and_is_shown(tmp_path, tiny_dataset):
     """Each point keeps its slowest and fastest round; each matched ratio gets the range the rounds
     allow (tree's slowest over peer's fastest, and back), which holds the ratio of the medians."""
@@ -69,6 +71,7 @@ def test_the_rounds_spread_brackets_each_ratio_and_is_shown(tmp_path, tiny_datas
     assert f"{row.qps_ratio_low:.2f}-{row.qps_ratio_high:.2f}" in md
 
 
+@pytest.mark.integration  # the trained benchmark run end to end
 def test_without_de_the_peers_search_ehis_own_vectors(tmp_path, tiny_dataset):
     """A frozen-encoder run: no DE; the floor tree and the seed replicas sit beside main."""
     res = tmp_path / "res"
@@ -115,6 +118,7 @@ def test_trees_given_by_flag_replace_discovery(tmp_path, tiny_dataset):
     assert {"ehi+faiss-ivf-L9", "ehi+ivf-lists-pq"} <= set(compressed)
 
 
+@pytest.mark.integration  # the trained benchmark run end to end
 def test_fixed_lists_both_metrics_thread_counts_and_costs(tmp_path, tiny_dataset):
     """At scale: the peers' lists fixed (no dev grid), matched on nDCG@10, Recall@10 and k-NN recall@10 with each
     thread count, the sweep cut past a fraction, and every system's build cost recorded, a tree's
@@ -141,6 +145,7 @@ def test_fixed_lists_both_metrics_thread_counts_and_costs(tmp_path, tiny_dataset
     assert "with 2 thread(s)" in text and "What each costs" in text
 
 
+@pytest.mark.integration  # the trained benchmark run end to end
 def test_groups_are_built_and_timed_apart_with_the_same_answers(tmp_path, tiny_dataset):
     """--group builds, times and frees its systems before the rest: the same curves' quality as one
     group, every system once, and exact search's answer shared across groups."""
@@ -181,6 +186,7 @@ def test_a_bad_flag_is_refused_in_one_line_before_anything_is_built(tmp_path, ti
     assert says in error, error
 
 
+@pytest.mark.integration  # the trained benchmark run end to end
 def test_a_report_that_fails_midway_leaves_the_previous_one_whole(tmp_path, tiny_dataset, monkeypatch):
     res, out = tmp_path / "res", tmp_path / "out"
     _artefacts(res, tiny_dataset, ("main/ehi",))
@@ -197,6 +203,7 @@ def test_a_report_that_fails_midway_leaves_the_previous_one_whole(tmp_path, tiny
     assert {p.name: p.read_bytes() for p in sorted(out.iterdir())} == before
 
 
+@pytest.mark.integration  # the trained benchmark run end to end
 def test_the_peers_are_tuned_on_dev_by_the_cost_given(tmp_path, tiny_dataset, monkeypatch):
     """--budget-cost work: the peers' dev tuning reads work (routing counted), as a run with
     search.budget_cost: work tunes them; without it, documents scored."""
@@ -215,6 +222,7 @@ def test_the_peers_are_tuned_on_dev_by_the_cost_given(tmp_path, tiny_dataset, mo
     assert costs == ["work", "documents"]
 
 
+@pytest.mark.integration  # the trained benchmark run end to end
 def test_every_build_of_each_peers_grid_is_one_curve_with_its_costs_and_the_machine_named(tmp_path, tiny_dataset):
     """--every-build: HNSW at M 8 and 16, ScaNN-AH at each leaf count with and without reordering,
     IVF and IVF-PQ fast scan (re-ranked) at each list count, each build swept and timed in every

@@ -33,7 +33,6 @@ def grid_run(tmp_path_factory):
     return work / "results" / "test", work / "resources" / "test"
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("model", ["de", "ehi"])
 def test_the_setting_is_the_point_best_on_dev(grid_run, model):
     res, resources = grid_run
@@ -52,7 +51,6 @@ def test_the_setting_is_the_point_best_on_dev(grid_run, model):
     assert summary["config"]["lr_encoder"] == choice["settings"]["lr_encoder"]
 
 
-@pytest.mark.slow
 def test_test_is_searched_for_the_chosen_setting_only(grid_run):
     res, _ = grid_run
     for point in POINTS:
@@ -61,7 +59,6 @@ def test_test_is_searched_for_the_chosen_setting_only(grid_run):
     assert "lr_encoder~0.001" in (res.parent / "tables" / "test_dev_grid.md").read_text()
 
 
-@pytest.mark.slow
 def test_ehi_from_de_starts_at_the_same_seeds_trained_de(grid_run):
     res, _ = grid_run
     variant = "lr_encoder~0.0001/encoder_init~de"

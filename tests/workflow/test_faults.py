@@ -67,6 +67,7 @@ def weights(run_dir: Path) -> dict[str, torch.Tensor]:
     return out
 
 
+@pytest.mark.slow  # three trainings in fresh interpreters, one killed
 def test_resume_after_sigkill_mid_epoch_gives_the_same_weights(tmp_path, tiny_dataset):
     steps_per_epoch = -(-len(tiny_dataset.split("train")[1].query("relevance > 0")) // TRAIN["batch_size"])
     kill_at = steps_per_epoch + 2  # the second batch of epoch 2: epoch 1's checkpoint exists

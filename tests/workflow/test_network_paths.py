@@ -78,7 +78,6 @@ TOY_MSMARCO = {
 }
 
 
-@pytest.mark.slow
 def test_the_msmarco_paper_config_runs_end_to_end_at_toy_scale(tmp_path, monkeypatch):
     files, work = fx.msmarco(), tmp_path / "work"
     case = served_config(tmp_path, "msmarco-toy", "msmarco", TOY_MSMARCO)

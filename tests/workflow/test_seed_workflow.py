@@ -29,7 +29,6 @@ def seeded_run(tmp_path_factory):
     return work
 
 
-@pytest.mark.slow
 def test_each_seed_is_trained_searched_and_evaluated_as_a_replica(seeded_run):
     res = seeded_run / "results" / "test"
     for variant in ("main", "seed~1", "indexer_init~kmeans", "indexer_init~kmeans/seed~1"):
@@ -39,7 +38,6 @@ def test_each_seed_is_trained_searched_and_evaluated_as_a_replica(seeded_run):
     assert not logs["main"].loss.equals(logs["seed~1"].loss)  # another seed trains another model
 
 
-@pytest.mark.slow
 def test_kmr_table_shows_mean_and_spread_over_seeds(seeded_run):
     res = seeded_run / "results" / "test"
     long = pd.read_csv(seeded_run / "results" / "tables" / "test_kmr_seeds.csv")
@@ -54,7 +52,6 @@ def test_kmr_table_shows_mean_and_spread_over_seeds(seeded_run):
     assert (seeded_run / "results" / "figures" / "test" / "kmr_seeds_ndcg_at_10.png").exists()
 
 
-@pytest.mark.slow
 def test_significance_pairs_seed_means_and_carries_the_spread(seeded_run):
     sig = pd.read_parquet(seeded_run / "results" / "test" / "significance.parquet")
     assert {"sd_a", "sd_b", "n_seeds_a", "n_seeds_b", "within_seed_spread"} <= set(sig.columns)

@@ -44,7 +44,6 @@ def test_a_dual_encoder_over_a_frozen_tower_is_refused(tmp_path, world):
     refusal = dry_run_refusal(tmp_path, text, TEST_CONFIG)
     assert "config search.systems: de+exact train(s) the dual encoder, but the identity tower has no weights" in refusal
 
-@pytest.mark.slow
 def test_embed_reruns_when_the_encoder_changes(tmp_path, world):
     """Two runs of rule embed on the untrained encoder: the vectors as given, then a linear tower
     over them whose map is not the identity; the second run's embeddings are the tower's."""
