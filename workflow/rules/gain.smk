@@ -81,8 +81,9 @@ if GAIN_DATASETS:
             matched=sorted(os.path.abspath(p) for p in glob("results/benchmarks/trained_*/trained_matched.parquet")),
         output:
             md=update(f"{GAIN_TABLE}_properties.md"),
+            tex=update(f"{GAIN_TABLE}_properties.tex"),
             csv=update(f"{GAIN_TABLE}_properties.csv"),
-            correlation=update(f"{GAIN_TABLE}_properties_correlation.md"),
+            correlation=[update(f"{GAIN_TABLE}_properties_correlation{ext}") for ext in (".md", ".tex", ".csv")],
             figure=update(f"{GAIN_FIGURE}/gain_vs_properties.png"),
         params:
             version=1,
