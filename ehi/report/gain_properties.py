@@ -120,6 +120,8 @@ def properties_figure(table: pd.DataFrame, path: Path, budget: float = FIGURE_BU
             for _, r in rows.iterrows():
                 ax.annotate(r.dataset, (r[name], r[gain]), fontsize=6, xytext=(2, 2), textcoords="offset points")
         ax.axhline(0, color="k", lw=0.8)
+        if name == "train_queries_per_leaf":
+            ax.set_xscale("log")  # 0.1 to 216: the collections spread over three decades
         ax.set_xlabel(name, fontsize=8)
         ax.grid(alpha=0.3)
     for ax in axes[:, 0]:
