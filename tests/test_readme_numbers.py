@@ -140,3 +140,27 @@ def test_the_readmes_answer_on_fine_tuned_vectors_is_webster_joints_kmr_table():
     for system, values in said:
         expected = " / ".join(committed[(system, f)].split(" ±")[0] for f in ("1%", "2%", "5%", "10%"))
         assert values == expected, (system, values, expected)
+
+
+def test_findings_gain_against_properties_reads_its_table():
+    """docs/findings.md's paragraph on the gain against what is measured before training: each
+    correlation, gain at 5% of work and QPS ratio it quotes is results/tables/scale_gain_properties*.csv's."""
+    import pandas as pd
+
+    section = FINDINGS.split("## The gain set against what can be measured before training")[1].split("\n## ")[0]
+    table = pd.read_csv(TABLES / "scale_gain_properties.csv").set_index("dataset")
+    correlation = pd.read_csv(TABLES / "scale_gain_properties_correlation.csv").set_index("property")
+    quoted = re.findall(r"`([\w@]+)`: ρ = (-?\d\.\d\d)\s+over (\d+)( real)?", section)
+    assert len(quoted) >= 3, quoted
+    for name, rho, n, real in quoted:
+        subset = "real" if real else "all"
+        assert int(n) == correlation.loc[name, f"n_{subset}"], name
+        assert float(rho) == round(correlation.loc[name, f"spearman_{subset}"], 2), name
+    gains = re.findall(r"`(\w+)` ([+-]\d\.\d{3})", section)
+    assert len(gains) == 3, gains
+    for dataset, gain in gains:
+        assert float(gain) == round(table.loc[dataset, "gain@5%"], 3), dataset
+    ratios = re.findall(r"`(\w+)`\s+(\d\.\d\d)x", section)
+    assert {d for d, _ in ratios} == set(table.qps_ratio.dropna().index)
+    for dataset, ratio in ratios:
+        assert float(ratio) == round(table.loc[dataset, "qps_ratio"], 2), dataset

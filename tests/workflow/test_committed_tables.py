@@ -160,3 +160,20 @@ def test_world_calibration_agrees_with_its_target_and_its_worlds(config_name, tm
         assert len(ours) == len(theirs)
         for a, b in zip(ours, theirs):
             assert a == b or abs(float(a) - float(b)) <= 0.0011, (a, b, theirs)
+
+
+def test_gain_properties_re_render_from_the_gain_table_and_the_measured_properties(tmp_path):
+    """Rule properties_table of config/scale_study.yaml: the gain table's CSV, each dataset's committed
+    properties.json and the committed trained benchmarks give the committed table, its correlations
+    and a figure."""
+    from ehi.report.gain_properties import build_properties, read_matched
+
+    names = pd.read_csv(TABLES / "scale_gain.csv").dataset.unique()
+    properties = [RESULTS / n / "properties.json" for n in names if (RESULTS / n / "properties.json").exists()]
+    assert properties, "no dataset's properties are committed"
+    matched = read_matched(sorted((RESULTS / "benchmarks").glob("trained_*/trained_matched.parquet")))
+    build_properties(TABLES / "scale_gain.csv", properties, matched, tmp_path / "scale_gain_properties",
+                     tmp_path / "gain_vs_properties.png")
+    assert (tmp_path / "gain_vs_properties.png").stat().st_size > 0
+    for name in ("scale_gain_properties.md", "scale_gain_properties.csv", "scale_gain_properties_correlation.md"):
+        assert (tmp_path / name).read_bytes() == (TABLES / name).read_bytes(), f"results/tables/{name} is stale"

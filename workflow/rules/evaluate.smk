@@ -105,3 +105,25 @@ rule geometry:
         ENV
     script:
         "../scripts/geometry.py"
+
+
+rule collection_properties:
+    """What a user can measure of the dataset before training: facts of its pretrained vectors on
+    the dev queries, beside k-means lists as many as the tree's leaves
+    (ehi.report.collection_properties). Asked for by the gain's properties table, never by `all`."""
+    input:
+        data=DATA_FILES,
+        corpus=f"{R}/main/pre/emb/corpus.npy",
+        queries=f"{R}/main/pre/emb/queries.npy",
+        # the leaf count chosen on dev, where it is chosen there (branching: auto)
+        leaf_count=[f"{RES}/dev_leaf_count.json"] if config["train"].get("branching") == "auto" else [],
+    output:
+        f"{RES}/properties.json",
+    params:
+        branching=config["train"].get("branching"),
+    log:
+        f"logs/{DS}/collection_properties.log",
+    conda:
+        ENV
+    script:
+        "../scripts/collection_properties.py"

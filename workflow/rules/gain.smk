@@ -3,6 +3,7 @@
 # (results/<dataset>/data.json: N, training queries, a world's knobs), never typed sizes. Datasets of
 # other configs (`gain.other_datasets`, e.g. the frozen real collections) join with their results as
 # committed. Included by ../multi.smk; its helpers are in datasets.smk.
+from glob import glob
 
 
 GAIN = config.get("gain") or {}
@@ -65,3 +66,31 @@ if GAIN_DATASETS:
             "../envs/ehi.yaml"
         script:
             "../scripts/gain_scaling.py"
+
+    rule properties_table:
+        """The best learned partition's gain over IVF with as many lists beside what is measured of each
+        dataset before training (rule collection_properties), and the trained benchmarks' QPS ratios:
+        results/tables/<name>_properties (and _correlation), its figure. Asked for by name, never by
+        `all`."""
+        input:
+            gains=rules.gain_table.output.csv,
+            # each dataset's as measured (results/<dataset>/properties.json, asked for by name: it needs
+            # the dataset's pretrained vectors); a dataset not measured has an empty row
+            properties=[os.path.abspath(f"results/{n}/properties.json") for n in GAIN_DATASETS
+                        if os.path.exists(f"results/{n}/properties.json")],
+            # the committed trained benchmarks (rule trained_benchmark), as they are
+            matched=sorted(os.path.abspath(p) for p in glob("results/benchmarks/trained_*/trained_matched.parquet")),
+        output:
+            md=update(f"{GAIN_TABLE}_properties.md"),
+            tex=update(f"{GAIN_TABLE}_properties.tex"),
+            csv=update(f"{GAIN_TABLE}_properties.csv"),
+            correlation=[update(f"{GAIN_TABLE}_properties_correlation{ext}") for ext in (".md", ".tex", ".csv")],
+            figure=update(f"{GAIN_FIGURE}/gain_vs_properties.png"),
+        params:
+            version=1,
+        log:
+            f"logs/{GAIN.get('name')}_properties.log",
+        conda:
+            "../envs/ehi.yaml"
+        script:
+            "../scripts/properties_table.py"
