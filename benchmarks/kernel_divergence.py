@@ -52,7 +52,7 @@ def record_operations(out: Path, n_texts: int) -> None:
     encoder = load_encoder("all-MiniLM-L6-v2", max_length=48, device="cpu")
     for name, module in encoder.model.named_modules():  # each operation named by the module that ran it
         module.register_forward_pre_hook(lambda _m, _i, name=name: modules.append(name or "model"))
-        module.register_forward_hook(lambda _m, _i, _o: modules.pop())
+        module.register_forward_hook(lambda _m, _i, _o: modules.pop() and None)  # None: the output unchanged
     batch = encoder.tokenize(texts)
     with Record():
         emb = encoder.forward(texts)
@@ -105,7 +105,8 @@ def main(argv: list[str] | None = None) -> None:
     (args.out / "divergence.json").write_text(json.dumps(result, indent=1))
     print(json.dumps(result, indent=1))
     for m in args.modes:
-        os.remove(args.out / f"{m}.npz")  # tens of MB of activations: the summary is what is kept
+        for suffix in (".npz", ".json"):  # tens of MB of activations: the summary is what is kept
+            os.remove(args.out / f"{m}{suffix}")
 
 
 if __name__ == "__main__":
