@@ -62,14 +62,15 @@ if not workflow.modifier.namespace:
     # the front page of `snakemake --report`: what the run was and where its claims are
     report: "workflow/report/workflow.rst"
 
-    # the run's last line: what to open (the claims' verdicts, the KMR table and figure), printed as
-    # the process exits, so it comes after Snakemake's log-file and elapsed-time lines
+    # the run's last lines, printed as the process exits, so they come after Snakemake's log-file and
+    # elapsed-time lines: how the results compare with the committed ones (results/reproduction.md,
+    # ehi/report/reproduction.py), then what to open (the claims' verdicts, the KMR table and figure)
     onsuccess:
         from ehi.report.missing import what_to_open
+        from ehi.report.reproduction import reproduction_report
 
-        opened = what_to_open(list(config.get("datasets") or [config["dataset"]["name"]]))
-        if opened:
-            atexit.register(print, "\n".join(opened))
+        closing = reproduction_report(".") + what_to_open(list(config.get("datasets") or [config["dataset"]["name"]]))
+        atexit.register(print, "\n".join(closing))
 
 
 # Folders the datasets read that the DAG makes itself (built and encoded collections): once, at the

@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ehi.core.kernels import cpu_model
 from ehi.data.dataset import Dataset
 from ehi.search.config import SearchConfig
 
@@ -54,13 +55,7 @@ log = logging.getLogger(__name__)
 def machine() -> str:
     """The machine in words, as the report names it: CPU model, cores, system and the load average
     when the run starts (what else is running shows there)."""
-    model = platform.processor() or platform.machine()
-    try:
-        names = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                 if line.startswith("model name")]
-        model = names[0] if names else model
-    except OSError:
-        pass
+    model = cpu_model()
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "unknown"
     return f"Machine: {model}, {os.cpu_count()} logical cores, {platform.system()} {platform.machine()}; load average {load} at the start."
 

@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import logging
 import os
+import platform
 import sys
+from pathlib import Path
 from typing import MutableMapping
 
 log = logging.getLogger(__name__)
@@ -68,6 +70,17 @@ def kernel_settings() -> dict[str, str | None]:
     """The kernel variables in force (None where left to the machine), for result stamps; reads no
     torch, so stamping a result never imports it."""
     return {key: os.environ.get(key) for key in KERNEL_VARIABLES}
+
+
+def cpu_model() -> str:
+    """The processor's model name (``/proc/cpuinfo``; the architecture where the system gives none):
+    two runs' kernels pick their paths by it, so result stamps and reports name it."""
+    try:
+        names = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                 if line.startswith("model name")]
+    except OSError:
+        names = []
+    return names[0] if names else platform.processor() or platform.machine() or "unknown"
 
 
 def kernel_environment() -> dict[str, str | None]:

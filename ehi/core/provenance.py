@@ -2,8 +2,8 @@
 
 Every Parquet result carries its provenance in its metadata (:func:`provenance`): the stage
 versions that made its values, the config keys the writer adds, and the circumstances of the run
-(:data:`CIRCUMSTANCES`: the CPU kernel settings, the package version). The git commit is no part
-of it: it is in the job's log (:func:`ehi.core.rule_script.setup`). A rerun whose values and
+(:data:`CIRCUMSTANCES`: the CPU model and its kernel settings, the package version). The git
+commit is no part of it: it is in the job's log (:func:`ehi.core.rule_script.setup`). A rerun whose values and
 versions are a file's own leaves the file's bytes as they are, whatever its circumstances
 (:func:`ehi.core.io.replace_parquet`; the rules keep their results in place for it, as ``update()``
 outputs: workflow/rules/evaluate.smk), so after a rerun ``git status`` lists only the results whose
@@ -17,14 +17,15 @@ import subprocess
 from pathlib import Path
 
 from ehi.core import __version__
-from ehi.core.kernels import kernel_settings
+from ehi.core.kernels import cpu_model, kernel_settings
 from ehi.core.versions import VERSIONS
 
 PROVENANCE_KEY = b"ehi.provenance"
 CODE_PATHS = ("ehi", "workflow", "config", "Snakefile", "pyproject.toml")  # what makes results, in the checkout
 # how a file's bytes came about, not which values they hold: equal values keep the file when only these moved
-# (the kernel settings pinned anew give the same values on this CPU; a package release changes none)
-CIRCUMSTANCES = ("kernels", "ehi_version")
+# (the kernel settings pinned anew give the same values on this CPU; a package release changes none;
+# another CPU giving the same values is a reproduction, which ehi/report/reproduction.py reads the CPU for)
+CIRCUMSTANCES = ("cpu", "kernels", "ehi_version")
 
 
 def git_commit() -> str:
@@ -46,9 +47,11 @@ def git_commit() -> str:
 
 def provenance(**extra) -> dict:
     """What made a result: package version, the implementation version of every stage
-    (:data:`ehi.core.versions.VERSIONS`), the CPU kernel settings in force (ehi.core.kernels; null
-    where a setting was left to the machine), plus whatever the caller adds (config, seed)."""
-    return {"ehi_version": __version__, "versions": dict(VERSIONS), "kernels": kernel_settings(), **extra}
+    (:data:`ehi.core.versions.VERSIONS`), the CPU model and the kernel settings in force
+    (ehi.core.kernels; null where a setting was left to the machine), plus whatever the caller adds
+    (config, seed)."""
+    return {"ehi_version": __version__, "versions": dict(VERSIONS), "cpu": cpu_model(), "kernels": kernel_settings(),
+            **extra}
 
 
 def identity(raw: bytes) -> dict:

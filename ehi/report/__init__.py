@@ -8,5 +8,7 @@ training queries a leaf), ``world_fit`` (the synthetic world's vectors and KMR s
 collections') with ``world_calibration`` (the world's knobs held to a real collection's facts),
 ``dev_choice`` (training settings chosen on dev: a grid's points, or a setting spread over
 datasets), ``summary_checks`` (a summary's values checked before they are rendered), ``noise`` (where a
-result is noise, said in one line) and ``report_files`` (the committed files a dataset owns, and what a render may not take from another
+result is noise, said in one line), ``reproduction`` (a rerun held against the committed results) with
+``cell_diff`` (where two versions of a result file differ) under ``golden_tolerances`` (the golden
+test's tolerances) and ``report_files`` (the committed files a dataset owns, and what a render may not take from another
 config)."""

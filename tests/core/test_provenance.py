@@ -14,7 +14,7 @@ from ehi.core.io import read_provenance, read_table, write_parquet, write_table
 
 REPO = Path(__file__).resolve().parents[2]
 QRELS = pd.DataFrame({"query_id": ["q"], "doc_id": ["d"], "relevance": [1], "split": ["test"]})
-STAMPED = {"ehi_version", "versions", "kernels", "kind"}  # what the writer stamps; the rest the caller passed
+STAMPED = {"ehi_version", "versions", "cpu", "kernels", "kind"}  # what the writer stamps; the rest the caller passed
 
 
 def test_the_same_values_written_at_another_commit_are_the_same_bytes(tmp_path, monkeypatch):
@@ -30,6 +30,7 @@ def test_equal_values_under_other_kernel_settings_keep_the_file_and_move_its_tim
     before = write_table(QRELS, "qrels", path).read_bytes()
     os.utime(path, (1_000_000, 1_000_000))
     monkeypatch.setenv("MKL_CBWR", "AVX2,STRICT")
+    monkeypatch.setattr(prov, "cpu_model", lambda: "another CPU")
     monkeypatch.setattr(prov, "__version__", "9.9.9")
     write_table(QRELS, "qrels", path)
     assert path.read_bytes() == before and read_provenance(path)["kernels"]["MKL_CBWR"] == "AVX2"

@@ -5,8 +5,8 @@ The golden is one run of ``snakemake --cores 2 main --configfile config/test/tes
 sha256 digest of every artefact's values (never file bytes: timing columns and provenance left
 out) and a fingerprint of every weight tensor; ``tests/workflow/golden/tables/`` holds the result
 tables themselves. A run on the same kernels matches the digests bit for bit; on another CPU make
-or kernel path it is compared at the precision that holds across them (golden_compare.py says
-which, and what was measured). A change that moves a number beyond that fails the golden test
+or kernel path it is compared at the precision that holds across them (ehi/report/golden_tolerances.py
+says which, and what was measured). A change that moves a number beyond that fails the golden test
 until the version of the stage that moved is bumped (ehi/core/versions.py) and the golden updated
 in the same commit:
 
@@ -33,9 +33,8 @@ import pandas as pd
 from ehi.core.io import read_provenance, write_json
 from ehi.core.kernels import kernel_environment, pin_kernels
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from golden_compare import compare_table, compare_weights, tensor_fingerprint
 from ehi.core.versions import KIND_STAGE, VERSIONS, upstream_versions
+from ehi.report.golden_tolerances import compare_table, compare_weights, tensor_fingerprint
 
 pin_kernels()  # the golden records the kernels the pipeline's jobs run on
 REPO = Path(__file__).resolve().parents[2]
@@ -44,7 +43,7 @@ GOLDEN_TABLES = GOLDEN.parent / "tables"
 # two cores, as the workflow test's run: torch's thread count moves the last bits of trained weights
 COMMAND = ["--cores", "2", "main", "--configfile", str(REPO / "config" / "test" / "test.yaml")]
 TIMING_COLUMNS = {"qps", "seconds", "items_per_second", "threads"}
-# The golden holds for these library versions (bit for bit on one kernel path, to golden_compare's
+# The golden holds for these library versions (bit for bit on one kernel path, to golden_tolerances'
 # tolerances across CPUs and kernel paths), not across them.
 LIBRARIES = ("torch", "numpy", "faiss-cpu", "scann", "transformers", "ranx", "scipy")
 
@@ -111,7 +110,7 @@ def weight_fingerprints(path: Path) -> dict[str, dict]:
 
 def run_digests(workdir: Path) -> dict[str, dict]:
     """{path in the run: {"stage": the stage that writes it, "sha256": digest of its values}}; weight
-    files also carry "tensors", a fingerprint per tensor (golden_compare.tensor_fingerprint)."""
+    files also carry "tensors", a fingerprint per tensor (golden_tolerances.tensor_fingerprint)."""
     out = {name: {"stage": stage_of(workdir, name), "sha256": frame_digest(df)} for name, df in run_tables(workdir).items()}
     for path in weight_files(workdir):
         out[str(path.relative_to(workdir))] = {"stage": "train", "sha256": tensors_digest(path),
@@ -139,7 +138,7 @@ def load_golden() -> dict:
 
 def mismatches(golden: dict, digests: dict[str, dict], tables: dict[str, pd.DataFrame] | None = None,
                versions: dict[str, int] = VERSIONS) -> list[str]:
-    """What differs between a run and the golden beyond golden_compare's tolerances, each with what to
+    """What differs between a run and the golden beyond golden_tolerances' tolerances, each with what to
     do about it. An artefact whose exact digest matches is equal; one whose digest moved is compared
     at tolerance (``tables``: the run's result tables, from :func:`run_tables`)."""
     problems = []

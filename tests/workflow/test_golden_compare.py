@@ -1,4 +1,4 @@
-"""The golden's tolerances (golden_compare.py) pass last-bit drift and catch real changes.
+"""The golden's tolerances (ehi/report/golden_tolerances.py) pass last-bit drift and catch real changes.
 
 Fed the golden's own tables and weight fingerprints, perturbed the way another CPU perturbs them
 (scores and weights in their last bits, near-tied documents swapped) and the way a change of method
@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from digests import GOLDEN, golden_table_path  # tests/workflow/digests.py
-from golden_compare import SCORE_ATOL, compare_table, compare_weights, tensor_fingerprint
+from ehi.report.golden_tolerances import SCORE_ATOL, compare_table, compare_weights, tensor_fingerprint
 
 GOLDEN_DIGESTS = json.loads(GOLDEN.read_text())["digests"]
 

@@ -242,7 +242,7 @@ def test_determinism_same_config_and_seed_give_identical_parquet(test_run, tmp_p
 
 def test_golden_digest_holds_the_test_config_numbers(test_run):
     """The test config's main results and trained weights equal the golden's (tests/workflow/digests.py):
-    bit for bit on the golden's kernels, to golden_compare's tolerances on any other CPU or kernel path.
+    bit for bit on the golden's kernels, to golden_tolerances' tolerances on any other CPU or kernel path.
     A change that moves a number fails here until its stage version is bumped and the golden updated.
     Only other library versions skip it: the CPU and its kernels never do."""
     golden = load_golden()

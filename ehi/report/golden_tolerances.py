@@ -1,4 +1,5 @@
-"""How a run of the test config is held to the golden: exactly where numbers hold across CPUs, to a
+"""How a run of the test config is held to the golden (tests/workflow/digests.py), and a rerun to the
+committed results (ehi/report/reproduction.py): exactly where numbers hold across CPUs, to a
 stated tolerance where the last bits of floating point may move.
 
 Two CPUs of different makes (or one CPU on another kernel path: ``EHI_KERNELS=native``,
