@@ -139,11 +139,10 @@ def compare(folder: str | os.PathLike, name: str | None = None, cores: int = 2, 
     queries = next(folder.glob("queries.*"), folder / "queries.npy")
     print(f"search it:   ehi search --index {where['index']} --query-vectors {queries}")
     print(f"log:         {shown(log_path)}")
-    from ehi.report.noise import claims_file_note  # here: pandas is loaded once the run is over
+    from ehi.report.answer import closing_lines  # here: pandas is loaded once the run is over
 
-    note = claims_file_note(workdir / "results" / "tables" / f"{name}_claims.csv")
-    if note:
-        print(note)
+    for line in closing_lines(workdir, name, where):  # every claim n/a, if so; the answer (OUT/report.md)
+        print(line)
     return status
 
 
