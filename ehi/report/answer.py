@@ -121,8 +121,10 @@ def paragraph(sig: pd.DataFrame, matched: Path, name: str) -> str:
     mine = rows[rows.system_a == tree]
     n = int(mine.n_queries.max())
     seeds = f", seed means over {int(mine.n_seeds_a.max())} seeds" if "n_seeds_a" in mine and mine.n_seeds_a.notna().any() else ""
+    missing = [_at(b) for b in BUDGETS if not (mine.budget.round(6) == b).any()]
+    unreached = f" (no point of it at {', '.join(missing)} of work)" if missing else ""
     return (f"On {name} ({n} test queries{seeds}; nDCG@10 at 1, 2, 5 and 10% of work, paired {TEST} test, "
-            f"Holm-adjusted), the better learned partition is {tree}: {against_lists(mine)}; "
+            f"Holm-adjusted), the better learned partition is {tree}{unreached}: {against_lists(mine)}; "
             f"{against_best(mine)}. {timed(matched, tree)}. {advice(mine, tree)}")
 
 
