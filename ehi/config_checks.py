@@ -34,7 +34,7 @@ from ehi.data.sources import IR_DATASETS_PREFIX, SOURCES, find_source, source_na
 from ehi.model.tower_checks import check_tower
 from ehi.evaluate.roles import is_tree, search_of
 from ehi.search.registry import ann_kind, searches
-from ehi.vector_checks import check_trainable_encoder, check_vector_encoder
+from ehi.vector_checks import check_pre_baselines, check_trainable_encoder, check_vector_encoder
 
 
 
@@ -52,6 +52,7 @@ def check_config(config: dict, schema_path: str | os.PathLike, data_dir: str | o
     check_metrics(config["evaluation"]["metrics"], metric_families)
     trains = variant_trains(config, train_schema, grid)
     check_trainable_encoder(config, trains)
+    check_pre_baselines(config, trains)
     n_docs = known_corpus_size(config["dataset"], data_dir)
     for where, train in trains.items():
         check_seeds(where, train)

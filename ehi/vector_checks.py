@@ -5,6 +5,8 @@ them in one line rather than a job failing, or worse, running to a meaningless t
 - a text encoder over vectors: it would embed the row keys (``d:0``, ``d:1``, ...) as text;
 - a dual encoder (or any system that trains the encoder alone) over a tower that cannot train:
   the identity tower has no weights, and ``train.freeze_layers`` > 0 freezes a tower whole;
+- ``evaluation.pre_baselines`` beside an encoder that trains: the pre+ searches are baselines only
+  where nothing but the tree is trained;
 - a vectors dataset whose name came with another config's dataset: its results would overwrite
   that dataset's (``results/<name>/``);
 - a vectors folder that does not exist: its identity tower's name would otherwise be looked up as
@@ -102,6 +104,24 @@ def check_trainable_encoder(config: dict, trains: dict[str, dict]) -> None:
             continue
         raise ConfigError(f"config {systems_key}: {', '.join(de)} train(s) the dual encoder, but {why}; "
                           "leave the de+ systems out (pre+exact is the vectors as given)")
+
+
+def check_pre_baselines(config: dict, trains: dict[str, dict]) -> None:
+    """``evaluation.pre_baselines`` only where no encoder trains: the searches of the vectors as given
+    are then the run's off-the-shelf indexes; beside a trained encoder they are a reference point."""
+    if not config["evaluation"].get("pre_baselines"):
+        return
+    name = config["encoder"]["name"]
+    kind = tower_kind(name)
+    trains_tower = [where for where, train in trains.items() if kind != "identity" and not train.get("freeze_layers", 0) > 0]
+    if kind is None:
+        why = f"encoder.name {name!r} is a text encoder (only a vector tower is known to be frozen whole)"
+    elif trains_tower:
+        why = f"{trains_tower[0]}.freeze_layers 0 trains the {kind} tower"
+    else:
+        return
+    raise ConfigError(f"config evaluation.pre_baselines: the searches of the vectors as given are baselines only where "
+                      f"no encoder trains, but {why}; leave it false")
 
 
 def check_vector_dataset_name(config: dict, files: dict[str, dict], schema_path: str | os.PathLike) -> None:

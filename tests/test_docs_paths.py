@@ -26,6 +26,7 @@ TOP_FILES = {"Snakefile", "pyproject.toml", "environment.yml", "README.md"}
 # written on demand, never by `all` on a dataset that has committed results here
 GENERATED = {
     "results/report.html",  # snakemake --report
+    "results/reproduction.md",  # written by every `snakemake all` (ehi.report.reproduction), git-ignored
     "results/benchmarks/quick/",  # snakemake benchmarks --config quick=true
     "results/tables/across_<names>.md",  # tables of a `datasets:` config
     "results/tables/across_tiny+tiny_testonly.{md,tex,csv}",

@@ -13,8 +13,8 @@ from ehi.core.fingerprint import encoder_identity, folder_digest
 from ehi.data.vector_world import WorldConfig, generate_world
 from ehi.model.tower import write_tower_spec
 from ehi.search.registry import check_systems
-from ehi.vector_checks import (check_trainable_encoder, check_vector_dataset_name, check_vector_encoder,
-                               check_vectors_folder)
+from ehi.vector_checks import (check_pre_baselines, check_trainable_encoder, check_vector_dataset_name,
+                               check_vector_encoder, check_vectors_folder)
 
 SCHEMA = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
 
@@ -54,6 +54,21 @@ def test_a_dual_encoder_needs_a_tower_that_trains(world, tmp_path):
     check_trainable_encoder(config(encoder=linear, systems=de), {"train": {"freeze_layers": 0}})
     check_trainable_encoder(config(encoder=world), {"train": {"freeze_layers": 6}})  # no de+ system
 
+
+
+def test_the_searches_of_the_vectors_as_given_are_baselines_only_where_no_encoder_trains(world, tmp_path):
+    def pre_baselines(encoder, freeze_layers):
+        check_pre_baselines({**config(encoder=encoder), "evaluation": {"pre_baselines": True}},
+                            {"train": {"freeze_layers": 0}, "floor": {"freeze_layers": freeze_layers}})
+
+    pre_baselines(world, 0)  # the identity tower: nothing to train
+    linear = write_tower_spec(tmp_path / "linear", world, kind="linear")
+    with pytest.raises(ConfigError, match=r"^config evaluation.pre_baselines: .* but train.freeze_layers 0 trains "
+                                          "the linear tower; leave it false$"):
+        pre_baselines(linear, 6)
+    with pytest.raises(ConfigError, match="'tiny-random' is a text encoder"):
+        pre_baselines("tiny-random", 6)
+    check_pre_baselines({**config(encoder="tiny-random"), "evaluation": {}}, {"train": {}})  # unset: no check
 
 def test_a_vectors_dataset_names_itself():
     layered = {"config/config.yaml": {"dataset": {"name": "synthetic", "source": "synthetic"}},

@@ -33,3 +33,4 @@ class EvaluationConfig(Section):
     variant_systems: dict[str, str] = field(default_factory=dict)
     budget_axis: str = bounded("documents", choices=("documents", "work"))  # what a budget counts in the reports: documents scored, or work (ehi.core.work)
     noise_notes: bool = False  # say where a result is noise (ehi.report.noise)
+    pre_baselines: bool = False  # the searches of the vectors as given are baselines (ehi.evaluate.stats)

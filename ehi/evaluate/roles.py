@@ -12,6 +12,7 @@ name list to extend. The encoders (``ehi``, ``de``, ``pre``) are the config's ow
 from __future__ import annotations
 
 EHI, DE = "ehi", "de"  # the jointly trained encoder and the dual encoder (ehi.search.registry.ENCODERS)
+PRE = "pre"  # the untrained encoder: the vectors as given
 # the roles :func:`role` gives (the significance tests' questions, the tables' "tree" and "exact"
 # columns); they are role labels, not kind names, whatever the registry calls its kinds
 ROLE_TREE, ROLE_EXACT, ROLE_BASELINE = "tree", "exact", "baseline"

@@ -25,7 +25,7 @@ import pandas as pd
 from scipy import stats
 
 from ehi.evaluate.metrics import GROUP, TARGETS, kmr_table, summarize
-from ehi.evaluate.roles import DE, EHI, ROLE_EXACT, ROLE_TREE, exact_of, is_exact, main_tree
+from ehi.evaluate.roles import DE, EHI, PRE, ROLE_EXACT, ROLE_TREE, encoder_of, exact_of, is_exact, main_tree
 from ehi.core.schemas import schema
 
 TESTS = ("t-test", "randomization")
@@ -135,7 +135,7 @@ def significance_table(per_query: pd.DataFrame, summary: pd.DataFrame, metric: s
 
 def significance_report(per_query: pd.DataFrame, metrics, targets=TARGETS, n_permutations: int = 10_000,
                         seed: int = 0, alpha: float = 0.05, reference: str | None = None,
-                        more_references: dict[str, str] | None = None) -> pd.DataFrame:
+                        more_references: dict[str, str] | None = None, pre_baselines: bool = False) -> pd.DataFrame:
     """The paper's two questions for every metric, as one table with a ``family`` column.
 
     ``budgets``: EHI's tree (``reference``; by default the EHI encoder's first tree search present,
@@ -143,7 +143,9 @@ def significance_report(per_query: pd.DataFrame, metrics, targets=TARGETS, n_per
     (one Holm family per metric and test); ``exact``: EHI's exhaustive search against the DE's (a
     family of its own). Which systems are trees and which are exact the registry says
     (:mod:`ehi.evaluate.roles`), never their names. The untrained encoder (``pre+``) is a reference
-    point, not a baseline, and is left out. ``more_references`` ({system: "tree", "exact" or
+    point, not a baseline, and is left out where a trained encoder is searched beside it; with
+    ``pre_baselines`` (``evaluation.pre_baselines``: no encoder trains, the searches of the vectors
+    as given are the run's off-the-shelf indexes) its searches are baselines like any other. ``more_references`` ({system: "tree", "exact" or
     another role}: the k-means-started tree's name mapped to "tree", say; the variant systems of
     :mod:`ehi.evaluate.variant_systems`) asks the same question of each of those systems, each in
     families of its own: the same tests as EHI's, never pooled with them.
@@ -164,7 +166,8 @@ def significance_report(per_query: pd.DataFrame, metrics, targets=TARGETS, n_per
     for metric in metrics:
         for family, ref, tgts in questions:
             if family == "budgets":  # the paper's systems; a variant system also against EHI's own tree
-                others = sorted(s for s in present if s != ref and not s.startswith("pre+") and s not in extra)
+                others = sorted(s for s in present if s != ref and s not in extra
+                                and (pre_baselines or encoder_of(s) != PRE))
             else:
                 others = [de_exact] if de_exact else []
             if ref not in present or not set(others) & present:

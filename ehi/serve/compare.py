@@ -162,6 +162,10 @@ def _run(folder: Path, name: str, cores: int, seeds, extra, out, workdir: Path, 
     queries = next(folder.glob("queries.*"), folder / "queries.npy")
     print(f"search it:   ehi search --index {where['index']} --query-vectors {queries}")
     print(f"log:         {shown(log_path)}")
+    from ehi.report.answer import closing_lines  # here: pandas is loaded once the run is over
+
+    for line in closing_lines(workdir, name, where):  # every claim n/a, if so; the answer (OUT/report.md)
+        print(line)
     return status
 
 

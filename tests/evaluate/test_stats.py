@@ -129,3 +129,29 @@ def test_a_config_without_an_ehi_system_writes_and_renders_a_table_with_no_rows(
     assert read_table(path, "significance").empty
     md = render_significance(read_table(path), tmp_path / "toy_significance")[0].read_text()
     assert "No comparison" in md
+
+
+def _vectors_run(rng, n=120):
+    """A run over vectors: EHI's tree and the floor's beside the searches of the vectors as given
+    (pre+), the tree clearly ahead of k-means IVF at 5 %."""
+    per_query = _per_query(rng, n).replace({"system": {"de+faiss-ivf": "pre+faiss-ivf", "de+faiss-hnsw": "pre+faiss-hnsw"}})
+    floor = per_query[per_query.system == "ehi+tree"].assign(system="ehi-floor+tree")
+    return pd.concat([per_query, floor], ignore_index=True)
+
+
+def test_on_vectors_the_searches_of_the_vectors_as_given_are_the_baselines():
+    from ehi.evaluate.stats import significance_report
+
+    per_query = _vectors_run(np.random.default_rng(4))
+    table = significance_report(per_query, ["ndcg@10"], (0.05, 1.0), n_permutations=500, pre_baselines=True,
+                                more_references={"ehi-floor+tree": "tree"})
+    pre = {"pre+faiss-ivf", "pre+faiss-hnsw"}
+    for reference, others in (("ehi+tree", pre), ("ehi-floor+tree", pre | {"ehi+tree"})):  # a family each
+        rows = table[(table.system_a == reference) & (table.test == "randomization")]
+        assert set(rows.system_b) == others
+        ivf = rows[(rows.system_b == "pre+faiss-ivf") & (rows.budget == 0.05)].iloc[0]
+        assert ivf.delta > 0.05 and ivf.significant
+        np.testing.assert_allclose(rows.p_adjusted, holm(rows.p_value))
+    # beside a trained encoder (the default) the same searches are reference points: no comparison
+    assert significance_report(per_query, ["ndcg@10"], (0.05, 1.0), n_permutations=500,
+                               more_references={"ehi-floor+tree": "tree"}).system_b.isin(["ehi+tree"]).all()

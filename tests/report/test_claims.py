@@ -89,3 +89,16 @@ def test_over_seeds_a_difference_within_the_seed_spread_is_significant_for_neith
     table = evaluate_claims(tmp_path, SPEC).set_index("claim")
     assert table.loc["a", "verdict"] == "FAIL"  # the seed means are still below
     assert table.loc["a", "significant_against"] == 1  # only the comparison outside the seed spread
+
+
+def test_on_vectors_the_trees_meet_the_searches_of_the_vectors_as_given(tmp_path):
+    """The pre+ searches the significance tests hold on a vectors run (evaluation.pre_baselines) are
+    the peers of claims c, e and g: k-means IVF with as many lists, HNSW, dev-tuned IVF."""
+    rows = [row(0.05, "ehi+tree", "pre+faiss-hnsw", 0.40, 0.45, 0.001),  # HNSW ahead: claim e fails
+            row(0.05, "ehi+tree", "pre+ivf-lists", 0.40, 0.39, 0.5),
+            row(0.05, "ehi-floor+tree", "pre+ivf-lists", 0.50, 0.39, 0.001),
+            row(0.10, "ehi-floor+tree", "pre+faiss-ivf", 0.55, 0.50, 0.001)]
+    table = evaluate_claims(results(tmp_path, rows)).set_index("claim")
+    assert table.loc["e", "verdict"] == "FAIL" and "vs pre+faiss-hnsw" in table.loc["e", "worst_at"]
+    assert table.loc["c", "verdict"] == "OK" and table.loc["c", "comparisons"] == 1
+    assert table.loc["g", "verdict"] == "OK" and table.loc["g", "significant_for"] == 2

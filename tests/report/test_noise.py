@@ -6,7 +6,7 @@ import pytest
 
 from ehi.core.errors import DataError
 from ehi.core.work import on_budget_axis
-from ehi.report.noise import claim_noise_notes, near_chance_note
+from ehi.report.noise import claim_noise_notes, claims_file_note, near_chance_note, no_verdict_note
 from ehi.report.seed_tables import kmr_over_seeds_wide
 
 
@@ -31,6 +31,18 @@ def test_a_verdict_no_significant_comparison_supports_is_called_noise():
     assert claim_noise_notes(claims) == [
         "Warning: claim g is OK by a difference no paired test tells from noise (0 of 16 comparisons significant): "
         "read it as no evidence either way."]
+
+
+
+def test_a_run_where_every_claim_is_not_applicable_says_so_in_one_line(tmp_path):
+    claims = pd.DataFrame([{"claim": c, "verdict": "n/a", "comparisons": 0, "significant_for": None,
+                            "significant_against": None} for c in "abcg"])
+    notes = claim_noise_notes(claims)
+    assert len(notes) == 1 and notes[0].startswith("Warning: every claim is n/a: ") and "\n" not in notes[0]
+    claims.to_csv(tmp_path / "mine_claims.csv", index=False)  # as the claims rule writes it, read by ehi compare
+    assert claims_file_note(tmp_path / "mine_claims.csv") == notes[0]
+    assert claims_file_note(tmp_path / "nowhere.csv") is None
+    assert no_verdict_note(claims.assign(verdict=["n/a", "n/a", "FAIL", "n/a"])) is None
 
 
 def test_a_system_run_once_shows_no_seed_spread_where_asked():

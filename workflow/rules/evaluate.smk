@@ -49,7 +49,9 @@ rule significance:
         update(f"{RES}/significance.parquet"),
     params:
         evaluation=canonical({**evaluation_settings("metrics", "targets", "n_permutations", "seed", "alpha", *REPORT_OPTIONS),
-                              **({"variant_systems": VARIANT_SYSTEM_PATHS} if VARIANT_SYSTEMS else {})}),
+                              **({"variant_systems": VARIANT_SYSTEM_PATHS} if VARIANT_SYSTEMS else {}),
+                              # only where set: a config without it keeps its params and its results stay made
+                              **({"pre_baselines": True} if config["evaluation"]["pre_baselines"] else {})}),
         seeds={"seeds": SEEDS, "main_seed": config["train"]["seed"]} if len(SEEDS) > 1 else {},
         version=VERSIONS["evaluate"],
     log:

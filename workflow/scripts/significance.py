@@ -35,7 +35,8 @@ if seeds:
     log.info("per-query values averaged over training seeds %s", seeds["seeds"])
     per_query = per_query_over_seeds(per_seed, cfg.targets, cfg.metrics)
 table = significance_report(per_query, cfg.metrics, cfg.targets, cfg.n_permutations, cfg.seed, cfg.alpha,
-                            more_references={s.name: significance_role(s) for s in specs})
+                            more_references={s.name: significance_role(s) for s in specs},
+                            pre_baselines=cfg.pre_baselines)  # evaluation.pre_baselines: no encoder trains here
 if seeds:
     table = with_seed_spread(table, per_seed, cfg.targets, cfg.metrics)
 write_table(table, "significance", snakemake.output[0], keep_extra=True, meta={"n_permutations": cfg.n_permutations, "seed": cfg.seed})
