@@ -19,13 +19,10 @@ from pathlib import Path
 import pandas as pd
 
 from ehi.core.io import read_table
-from ehi.evaluate.roles import is_tree
+from ehi.evaluate.roles import DE, encoder_of, is_compressed, is_tree, is_tree_lists
 
 METRIC = "ndcg@10"
 BUDGETS = (0.01, 0.02, 0.05, 0.1)
-# k-means IVF with as many lists as the tree has leaves, on DE's vectors where a DE was trained (the
-# two-stage trees' own partition control), else on the vectors as given
-LISTS = ("de+ivf-lists", "pre+ivf-lists")
 TEST = "randomization"  # the paired test the claims read (ehi/report/claims.yaml)
 
 
@@ -57,14 +54,18 @@ def _at(budget: float) -> str:
 
 
 def lists_control(rows: pd.DataFrame) -> str | None:
-    """The k-means lists a tree's rows are compared with: the first of :data:`LISTS` among its peers."""
-    return next((name for name in LISTS if (rows.system_b == name).any()), None)
+    """The k-means IVF with as many lists as the tree has leaves (flat) that a tree's rows are
+    compared with: on DE's vectors where a DE was trained (the two-stage trees' own partition
+    control), else on the vectors as given."""
+    controls = sorted({s for s in rows.system_b if is_tree_lists(s) and not is_compressed(s)},
+                      key=lambda s: encoder_of(s) != DE)
+    return controls[0] if controls else None
 
 
 def against_lists(rows: pd.DataFrame) -> str:
     control = lists_control(rows)
     if control is None:
-        return f"k-means IVF with as many lists ({' or '.join(LISTS)}) is not in this run"
+        return "k-means IVF with as many lists as the tree has leaves is not in this run"
     lists = rows[rows.system_b == control].sort_values("budget")
     cells = "; ".join(f"{_at(r.budget)} {_cell(r)}" for r in lists.itertuples())
     return f"against k-means IVF with as many lists ({control}) it scores, at {cells}"

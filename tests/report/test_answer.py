@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from ehi.core.io import read_table, write_table
-from ehi.report.answer import BUDGETS, LISTS, answer, closing_lines
+from ehi.report.answer import BUDGETS, answer, closing_lines
 
 PRE_LISTS = "pre+ivf-lists"  # the frozen study's lists control
 PEERS = (PRE_LISTS, "pre+faiss-ivf", "pre+faiss-hnsw")
@@ -94,7 +94,6 @@ def test_a_run_with_no_tree_against_a_peer_says_it_gives_no_answer(tmp_path):
 
 def test_the_decisive_run_sets_the_two_stage_tree_against_the_lists_of_des_vectors(tmp_path):
     """Where a DE was trained, the two-stage tree's own partition control is k-means on DE's vectors."""
-    assert LISTS[0] == "de+ivf-lists"
     peers = {"de+ivf-lists": 0.30, "de+faiss-ivf": 0.31, "de+faiss-hnsw": 0.45}
     sig = significance({"ehi-2stage+tree": 0.36, "ehi+tree": 0.20}, peers, True)
     text = run(tmp_path, sig)
