@@ -30,7 +30,9 @@ def tree_rows(sig: pd.DataFrame, test: str = TEST) -> pd.DataFrame:
     """Each tree against each peer (a search that is no tree) on nDCG@10 at the paragraph's budgets,
     with ``evidence``: significant after Holm and, over seeds, outside the seed spread."""
     rows = sig[(sig.metric == METRIC) & (sig.test == test) & sig.budget.round(6).isin(BUDGETS)]
-    rows = rows[rows.system_a.map(is_tree) & ~rows.system_b.map(is_tree)].copy()
+    # astype(bool): over no rows, map gives an empty column of strings, which & refuses
+    trees = rows.system_a.map(is_tree).astype(bool) & ~rows.system_b.map(is_tree).astype(bool)
+    rows = rows[trees].copy()
     evidence = rows.significant.astype(bool)
     if "within_seed_spread" in rows:
         evidence &= ~rows.within_seed_spread.fillna(False).astype(bool)

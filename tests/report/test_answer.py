@@ -100,3 +100,11 @@ def test_the_decisive_run_sets_the_two_stage_tree_against_the_lists_of_des_vecto
     assert "the better learned partition is ehi-2stage+tree" in text
     assert "against k-means IVF with as many lists (de+ivf-lists) it scores, at 1% 0." in text
     assert "The learned partition loses here: use de+faiss-hnsw" in text
+
+
+def test_a_run_whose_trees_have_no_point_at_1_to_10_percent_of_work_says_so(tmp_path):
+    """A small corpus where routing alone costs over 10% of work: the table has rows, none at the
+    paragraph's budgets."""
+    sig = significance({"ehi+tree": 0.3}, {PRE_LISTS: 0.3}, True)
+    sig = sig.assign(budget=0.2, system_a=sig.system_a.astype("str"), system_b=sig.system_b.astype("str"))
+    assert run(tmp_path, sig).endswith("so this run gives no answer.")

@@ -189,7 +189,10 @@ def test_a_search_stopped_by_a_signal_leaves_its_out_file_as_it_was_and_no_tempo
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     job = subprocess.Popen([sys.executable, "-m", "ehi.serve.cli", "search", "--index", str(vector_index["dir"]),
                             "--query-vectors", str(tmp_path / "many.npy"), "--out", str(out)], env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           # a user's Ctrl-C: SIGINT as a terminal delivers it, even where this test runs
+                           # in the background of a shell, which starts its children with SIGINT ignored
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while not list(tmp_path.glob(".run.tsv.*.tmp")):  # the search has begun writing
         assert job.poll() is None and time.monotonic() < deadline, job.stderr.read().decode()[-2000:]

@@ -75,6 +75,10 @@ def test_corrupt_summary_keeps_every_table_and_figure_and_renders_again_next_run
 
 
 def committed_main_results(root: Path) -> Path:
+    """The committed main results in ``root``, beside the prepared data whose judged queries rule
+    summarize holds the per-query tables to (ehi/evaluate/result_checks.py)."""
+    prepared = snakemake(root, "resources/synthetic/data/qrels.parquet", "--cores", "1")
+    assert prepared.returncode == 0, prepared.stderr[-3000:]
     shutil.copytree(REPO / "results" / "synthetic" / "main", root / "results" / "synthetic" / "main")
     return root / SUMMARY
 
