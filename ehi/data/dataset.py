@@ -10,6 +10,7 @@ import pandas as pd
 
 from ehi.core.io import read_table, write_table
 from ehi.core.schemas import SPLITS  # noqa: F401 (data modules import it from here)
+from ehi.data.judgements import relevant
 
 
 @dataclass
@@ -24,6 +25,17 @@ class Dataset:
     def split(self, name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
         """Queries and qrels of one split."""
         return self.queries[self.queries.split == name], self.qrels[self.qrels.split == name]
+
+    def judged_rows(self, name: str) -> tuple[list[int], list[dict[int, int]]]:
+        """The judged queries of split ``name`` in its order, as rows of queries.parquet (and of its
+        embeddings), and each one's relevant documents as ``{corpus row: grade}`` in qrels order."""
+        queries, qrels = self.split(name)
+        doc_row = {d: i for i, d in enumerate(self.corpus.doc_id)}
+        query_row = {q: i for i, q in enumerate(self.queries.query_id)}
+        grades = {q: {doc_row[d]: int(r) for d, r in zip(rows.doc_id, rows.relevance)}
+                  for q, rows in relevant(qrels).groupby("query_id")}
+        ids = [q for q in queries.query_id if q in grades]
+        return [query_row[q] for q in ids], [grades[q] for q in ids]
 
     def write(self, out_dir: str | os.PathLike, meta: dict | None = None) -> dict[str, Path]:
         """Write corpus/queries/qrels Parquet files (each cast to its schema) under ``out_dir``."""

@@ -12,11 +12,7 @@ from ehi.report.world_fit import geometry
 log = setup(snakemake)
 dataset = Dataset.read(snakemake.input.data[0].rsplit("/", 1)[0])
 docs, queries = load_array(snakemake.input.corpus), load_array(snakemake.input.queries)
-test, qrels = dataset.split("test")
-doc_row = {d: i for i, d in enumerate(dataset.corpus.doc_id)}
-query_row = {q: i for i, q in enumerate(dataset.queries.query_id)}
-judged = qrels[qrels.relevance > 0].groupby("query_id").doc_id.apply(lambda ids: np.array([doc_row[d] for d in ids]))
-ids = [q for q in test.query_id if q in judged.index]
-facts = geometry(docs, queries[[query_row[q] for q in ids]], [judged[q] for q in ids])
+rows, relevant = dataset.judged_rows("test")
+facts = geometry(docs, queries[rows], [np.fromiter(r, dtype=np.int64, count=len(r)) for r in relevant])
 write_json(facts, snakemake.output[0])
 log.info("geometry of %s: %s", dataset.name, facts)
