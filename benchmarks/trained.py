@@ -3,7 +3,8 @@
 Loads one dataset's pipeline artefacts (``resources/<ds>``): the prepared data, the encoders'
 corpus and query embeddings and EHI's trained tree indexes, and builds the systems
 (:mod:`benchmarks.trained_builds`): ``ehi+tree`` from ``main``, ``ehi-warm+tree`` from
-``indexer_init~kmeans``, ``ehi-floor+tree`` from the variant whose last part is ``floor~...``, and
+``indexer_init~kmeans``, any other setting's tree named with ``--tree NAME=VARIANT`` (the rule names
+the floor recipe's by its ablation row), and
 ``ehi+tree-pq`` (main's leaves as 4-bit PQ codes, an exact re-rank of 1,000), against the baselines
 the pipeline builds: FAISS IVF-Flat, FAISS HNSW (an efSearch sweep), ScaNN, ScaNN-AH and,
 compressed, FAISS IVF-PQ fast scan with the same re-rank, plus the tree's controls with its leaf
@@ -46,7 +47,7 @@ from benchmarks import search, systems
 from benchmarks import trained_costs as costs
 from benchmarks import trained_report as report
 from benchmarks.trained_args import check_systems, parser as flags
-from benchmarks.trained_builds import build_systems, discover
+from benchmarks.trained_builds import build_systems, discover, tree_variants
 from benchmarks.trained_quality import K, exact_top, point_quality
 
 log = logging.getLogger(__name__)
@@ -155,7 +156,7 @@ def main(argv=None) -> None:
     parser = flags(__doc__.split("\n")[0])
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
-    trees = dict(args.tree) if args.tree else None
+    trees = dict(args.tree) if args.tree else tree_variants(args.resources, args.seed)
     folders = discover(args.resources, args.seed, trees, args.peer_encoder) if args.resources.is_dir() else {}
     check_systems(parser, args, folders)
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -170,7 +171,7 @@ def main(argv=None) -> None:
     spent, start = {}, machine()
     curves = run(args.resources, folders, args.rounds, args.threads, args.n_latency, settings=settings,
                  max_frac=args.max_frac, spent=spent, groups=args.group, every_build=args.every_build)
-    trees = {n: f.parent.relative_to(args.resources).as_posix() for n, f in folders.items() if report.is_tree(n)}
+    trees = {n: variant for n, variant in trees.items() if n in folders and report.is_tree(n)}
     logs = args.logs or Path("logs") / args.resources.name
     cost = costs.cost_table(spent, trees, logs, int(curves.n_docs.iloc[0]))
     seed = "" if args.seed is None else f", seed~{args.seed}"

@@ -22,7 +22,7 @@ import numpy as np
 
 from ehi.core.plugins import resolve
 from ehi.data.dataset import Dataset
-from ehi.evaluate.seeds import replica, split_replica
+from ehi.evaluate.seeds import replica
 from ehi.evaluate.sweep import split_rows
 from ehi.search.config import SearchConfig
 from ehi.search.registry import ann_kind, build_searcher
@@ -41,20 +41,15 @@ PQ = {"nbits": 4, "rerank": 1000}  # the compressed systems' codes: 4-bit fast s
 
 
 def tree_variants(resources: Path, seed: int | None = None) -> dict[str, str]:
-    """``{tree system: variant}`` of the trained indexes under ``resources`` (``seed``: its
-    ``seed~S`` replicas instead of the variants themselves, which hold the run of ``train.seed``)."""
+    """``{tree system: variant}`` of :data:`TREES` whose trained index is under ``resources``
+    (``seed``: its ``seed~S`` replicas instead of the variants themselves, which hold the run of
+    ``train.seed``). Any other setting's tree is named with its variant (``--tree``, the rule's
+    ablation rows): a tree is found by the variant it is asked for, never by reading folder names."""
     out = {}
-    for index_json in sorted(Path(resources).glob("**/ehi/index/index.json")):
-        variant = index_json.parent.parent.parent.relative_to(resources).as_posix()
-        base, s = split_replica(variant)
-        if s != seed:
-            continue
-        if base == "main":
-            out["ehi+tree"] = out["ehi+tree-pq"] = variant
-        elif base == "indexer_init~kmeans":
-            out["ehi-warm+tree"] = variant
-        elif base.rsplit("/", 1)[-1].startswith("floor~"):
-            out.setdefault("ehi-floor+tree", variant)
+    for name, variant in TREES.items():
+        asked = variant if seed is None else replica(variant, seed)
+        if (Path(resources) / asked / "ehi" / "index" / "index.json").exists():
+            out[name] = asked
     return out
 
 

@@ -7,6 +7,7 @@
 from ehi.core.errors import within
 from ehi.core.unfinished import outdate_unfinished
 from ehi.report.dev_choice import training_logs
+from ehi.evaluate.variant_systems import config_ablations, row_names
 
 
 include: "rules/targets.smk"
@@ -48,7 +49,10 @@ ACROSS = f"across_{'+'.join(DATASETS)}"  # the cross-dataset table and figure of
 
 
 include: "rules/gain.smk"
-TB_DATASETS, TB_ROWS, TB_LISTS = DATASETS, None, None  # trees named by variant folder; peers on the sqrt(N) grid
+# the benchmark's trees named by ablation row of its dataset, as in a one-dataset config; peers on the sqrt(N) grid
+_TB_CONFIG = DATASETS.get((config.get("trained_benchmark") or {}).get("dataset"))
+TB_DATASETS, TB_LISTS = DATASETS, None
+TB_ROWS = row_names(config_ablations(_TB_CONFIG, SCHEMA)) if _TB_CONFIG else {}
 
 include: "rules/trained_benchmark.smk"
 

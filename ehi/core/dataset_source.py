@@ -6,13 +6,11 @@ A name, not a path, identifies a collection (as ir_datasets' ids do); the produc
 
 from __future__ import annotations
 
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
+from ehi.core.catalog import PRODUCED_ROOTS, produced_folder
 from ehi.core.errors import ConfigError
 
-# config key -> the folder its entries are written under (workflow/rules/produced.smk)
-PRODUCED_ROOTS = {"collections": "resources/sources", "encodings": "resources/vectors", "worlds": "resources/worlds",
-                  "towers": "resources/towers"}
 # a dataset's source named by its producer's entry, rather than by the folder that entry writes
 NAMED_SOURCES = {"world": "worlds", "encoding": "encodings"}
 
@@ -41,7 +39,7 @@ def name_dataset_source(config: dict, where: str = "config dataset", producers: 
         fault = ""
     if fault:
         raise ConfigError(f"{where}{fault}")
-    folder = str(PurePosixPath(PRODUCED_ROOTS[NAMED_SOURCES[key]]) / dataset.pop(key))
+    folder = produced_folder(NAMED_SOURCES[key], dataset.pop(key))
     dataset.update(source="embeddings", path=folder)
     config["dataset"] = dataset
     if not (config.get("encoder") or {}).get("name"):

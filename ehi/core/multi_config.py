@@ -85,17 +85,15 @@ def calibration_target(calibration: dict, datasets) -> str | None:
 
 def check_trained_benchmark(bench: dict, datasets, rows: dict[str, str] | None = None) -> dict[str, str]:
     """The ``trained_benchmark`` section names one of this config's datasets and at least one tree;
-    returns its trees as ``{system: variant path}``. In a one-dataset config a tree is named as a
-    variant system is, by ``main`` or its ablation row (``two_stage[0]``; ``rows``: {row name:
-    variant path}); a several-datasets config, whose rows live in each dataset's instance, names
-    the variant folder."""
+    returns its trees as ``{system: variant path}``. A tree is named as a variant system is, by
+    ``main`` or an ablation row of the benchmark's dataset (``two_stage[0]``; ``rows``: {row name:
+    variant path}, :func:`ehi.evaluate.variant_systems.row_names`; none: main alone)."""
     if bench.get("dataset") not in datasets:
         raise ConfigError(f"config trained_benchmark.dataset {bench.get('dataset')!r}: not one of this config's datasets "
                           f"({', '.join(datasets)})")
     if not bench.get("trees"):
         raise ConfigError("config trained_benchmark: no trees ({system: variant}, e.g. {ehi+tree: main})")
-    if rows is None:
-        return dict(bench["trees"])
+    rows = rows or {}
     unknown = {name: row for name, row in bench["trees"].items() if row != "main" and row not in rows}
     if unknown:
         raise ConfigError(f"config trained_benchmark.trees {unknown}: not main or an ablation row; "

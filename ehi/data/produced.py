@@ -22,12 +22,12 @@ plans the whole chain (build, encode, prepare, ...) as jobs of one DAG.
 from __future__ import annotations
 
 import os
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from ehi.core.dataset_source import PRODUCED_ROOTS  # config key -> the folder its entries are written under
+from ehi.core.catalog import PRODUCED_ROOTS, produced_folder
+from ehi.core.catalog import produced_output as entry_output
+
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"  # the schema's default of an encodings entry's encoder
-# config key -> the file its rule writes inside an entry's folder (the folder itself where absent)
-PRODUCED_FILES = {"towers": "tower.json"}
 
 
 def _norm(path) -> str:
@@ -35,22 +35,17 @@ def _norm(path) -> str:
 
 
 def produced_folders(config: dict) -> dict[str, tuple[str, str]]:
-    """{folder: (config key, entry name)} of every folder the config's producers write."""
-    out = {}
-    for key, root in PRODUCED_ROOTS.items():
-        for name in config.get(key) or {}:
-            out[_norm(PurePosixPath(root) / name)] = (key, name)
-    return out
+    """{folder: (config key, entry name)} of every folder the config's producers write, each folder
+    the catalog's for its entry (a table built from the names, looked up by the folder a dataset
+    gives)."""
+    return {produced_folder(key, name): (key, name) for key in PRODUCED_ROOTS for name in config.get(key) or {}}
 
 
 def produced_output(config: dict, folder) -> str | None:
     """The rule output that makes ``folder`` (the folder, or the file its rule writes in it), or None
     where no producer of the config writes it."""
     entry = produced_folders(config).get(_norm(folder))
-    if entry is None:
-        return None
-    extra = PRODUCED_FILES.get(entry[0])
-    return _norm(PurePosixPath(_norm(folder)) / extra) if extra else _norm(folder)
+    return None if entry is None else entry_output(*entry)
 
 
 def is_produced(config: dict, folder) -> bool:

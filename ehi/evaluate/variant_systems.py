@@ -93,18 +93,23 @@ def resolve(mapping: dict[str, str] | None, ablations: dict[str, list[str]], sys
     return specs
 
 
-def config_variant_paths(config: dict, schema_path) -> dict[str, str]:
-    """A dataset's ``evaluation.variant_systems`` as ``{name: "<variant path>/<system>"}``, read from
-    its config as written (or as ``datasets:`` lays it out): what the cross-dataset reports read of
-    a dataset whose own checks ran in its own instance. The rows' paths are the Snakefile's: the
-    schema's defaults and the grid's first values fill a key some rows leave out."""
+def config_ablations(config: dict, schema_path) -> dict[str, list[str]]:
+    """A dataset's ablations as ``{table: [variant path]}``, read from its config as written (or as
+    ``datasets:`` lays it out): what the sections over several datasets read of a dataset whose own
+    checks run in its own instance. The rows' paths are the Snakefile's: the schema's defaults and
+    the grid's first values fill a key some rows leave out."""
     from ehi.core.config_schema import ablation_variants, train_defaults, variant_key_order
     from ehi.train.grid import take_grid
 
     train = {**train_defaults(schema_path), **(config.get("train") or {})}
     take_grid(train)
-    ablations = ablation_variants(config.get("ablations") or {}, train, variant_key_order(schema_path))
-    specs = named_rows((config.get("evaluation") or {}).get("variant_systems"), ablations)
+    return ablation_variants(config.get("ablations") or {}, train, variant_key_order(schema_path))
+
+
+def config_variant_paths(config: dict, schema_path) -> dict[str, str]:
+    """A dataset's ``evaluation.variant_systems`` as ``{name: "<variant path>/<system>"}``
+    (:func:`config_ablations`): what the cross-dataset reports read of one dataset."""
+    specs = named_rows((config.get("evaluation") or {}).get("variant_systems"), config_ablations(config, schema_path))
     return {spec.name: spec.path for spec in specs}
 
 

@@ -73,20 +73,25 @@ def test_the_rounds_spread_brackets_each_ratio_and_is_shown(tmp_path, tiny_datas
 
 @pytest.mark.integration  # the trained benchmark run end to end
 def test_without_de_the_peers_search_ehis_own_vectors(tmp_path, tiny_dataset):
-    """A frozen-encoder run: no DE; the floor tree and the seed replicas sit beside main."""
+    """A frozen-encoder run: no DE; the floor tree (named by its variant, never found by its folder's
+    name) and the seed replicas sit beside main."""
     res = tmp_path / "res"
     _artefacts(res, tiny_dataset, ("main/ehi", f"{FLOOR}/ehi", "seed~1/ehi", f"{FLOOR}/seed~1/ehi"))
-    folders = trained.discover(res)
     peers = {f"ehi+{m}" for m in trained_builds.PEER_METHODS}
-    assert set(folders) == {"ehi+tree", "ehi+tree-pq", "ehi-floor+tree", "ehi+faiss-ivf-L9", "ehi+ivf-lists-pq"} | peers
+    assert set(trained.discover(res)) == {"ehi+tree", "ehi+tree-pq", "ehi+faiss-ivf-L9", "ehi+ivf-lists-pq"} | peers
+    trees = {"ehi+tree": "main", "ehi+tree-pq": "main", "ehi-floor+tree": FLOOR}
+    folders = trained.discover(res, trees=trees)
+    assert set(folders) == {*trees, "ehi+faiss-ivf-L9", "ehi+ivf-lists-pq"} | peers
     assert folders["ehi-floor+tree"] == res / FLOOR / "ehi"
     assert all(folders[p] == res / "main" / "ehi" for p in peers)  # the vectors the tree routes
-    replicas = trained.discover(res, seed=1)
+    replicas = trained.discover(res, seed=1, trees={"ehi+tree": "seed~1", "ehi-floor+tree": f"{FLOOR}/seed~1"})
     assert replicas["ehi-floor+tree"] == res / FLOOR / "seed~1" / "ehi"
     assert replicas["ehi+faiss-ivf"] == res / "seed~1" / "ehi"
+    assert trained_builds.tree_variants(res, seed=1) == {"ehi+tree": "seed~1", "ehi+tree-pq": "seed~1"}
 
     out = tmp_path / "bench" / "trained"
-    trained.main([str(res), str(out), "--rounds", "1", "--n-latency", "3", "--note", "a loaded machine"])
+    named = [arg for name, variant in trees.items() for arg in ("--tree", f"{name}={variant}")]
+    trained.main([str(res), str(out), "--rounds", "1", "--n-latency", "3", "--note", "a loaded machine", *named])
     curves = pd.read_parquet(out / "trained_curves.parquet")
     assert set(curves.system) == set(folders)
     table = pd.read_parquet(out / "trained_matched.parquet")

@@ -9,7 +9,8 @@ from ehi.core.errors import exit_on_user_error
 from ehi.core.fingerprint import encoder_identity
 from ehi.core.unfinished import outdate_unfinished
 from ehi.data.collection_build import outdate_changed_builds
-from ehi.data.produced import DEFAULT_ENCODER, name_pattern, PRODUCED_FILES, PRODUCED_ROOTS, check_encodings, check_worlds, collection_of, tower_vectors, world_knobs
+from ehi.core.catalog import PRODUCED_ROOTS, produced_output
+from ehi.data.produced import DEFAULT_ENCODER, name_pattern, check_encodings, check_worlds, collection_of, tower_vectors, world_knobs
 
 COLLECTIONS = config.get("collections") or {}
 ENCODINGS = config.get("encodings") or {}
@@ -34,7 +35,7 @@ if COLLECTIONS:
 
     rule build_collection:
         output:
-            update(directory(f"{PRODUCED_ROOTS['collections']}/{{collection}}")),
+            update(directory(produced_output("collections", "{collection}"))),
         params:
             script=lambda w: COLLECTIONS[w.collection]["script"],
             args=lambda w: COLLECTIONS[w.collection].get("args", []),
@@ -54,7 +55,7 @@ if ENCODINGS:
         input:
             collection=lambda w: collection_of(config, w.encoding),
         output:
-            update(directory(f"{PRODUCED_ROOTS['encodings']}/{{encoding}}")),
+            update(directory(produced_output("encodings", "{encoding}"))),
         params:
             source=lambda w: ENCODINGS[w.encoding].get("source", "beir"),
             # a local folder's files enter as a digest (a hub id or an alias is its name, as before)
@@ -76,7 +77,7 @@ if WORLDS:
 
     rule vector_world:
         output:
-            update(directory(f"{PRODUCED_ROOTS['worlds']}/{{world}}")),
+            update(directory(produced_output("worlds", "{world}"))),
         params:
             # every knob, defaults filled: a changed default is a changed world
             knobs=lambda w: world_knobs(WORLDS[w.world]),
@@ -96,7 +97,7 @@ if TOWERS:
         input:
             vectors=lambda w: tower_vectors(config, w.tower),
         output:
-            update(f"{PRODUCED_ROOTS['towers']}/{{tower}}/{PRODUCED_FILES['towers']}"),
+            update(produced_output("towers", "{tower}")),
         params:
             kind=lambda w: TOWERS[w.tower].get("kind", "linear"),
             shared=lambda w: TOWERS[w.tower].get("shared", True),

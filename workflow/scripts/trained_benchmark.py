@@ -8,11 +8,12 @@ import json
 from pathlib import Path
 
 from benchmarks import trained
+from ehi.core.catalog import dataset_logs, dataset_resources
 
 log = setup(snakemake)
 attempt = hold(snakemake)  # its update() outputs: removed once they are written (ehi/core/unfinished.py)
 ds, settings = snakemake.params.dataset, snakemake.params.settings
-argv = [f"resources/{ds}", str(Path(snakemake.output.md).parent), "--logs", f"logs/{ds}"]
+argv = [dataset_resources(ds), str(Path(snakemake.output.md).parent), "--logs", dataset_logs(ds)]
 for name, variant in snakemake.params.trees.items():
     argv += ["--tree", f"{name}={variant}"]
 if snakemake.input.leaf_count:  # the peers tuned over the grid the dataset's own search rule tuned over

@@ -1,0 +1,67 @@
+"""The one map from names to paths: where the pipeline writes what a config names.
+
+A config names things (a collection the DAG builds, an encoding, a world, a tower, a dataset, a
+setting's variant and seed, a trained tree); rules, the report and the benchmarks ask this module
+where each one lives, and carry the name beside the path from then on. Nothing reads a name back
+out of a path: a function that needs the name is handed it.
+
+The layout (workflow/rules/*.smk write it):
+
+- ``resources/sources/<collection>``, ``resources/vectors/<encoding>``,
+  ``resources/worlds/<world>``, ``resources/towers/<tower>/tower.json``: the producers' folders
+  (:data:`PRODUCED_ROOTS`, workflow/rules/produced.smk);
+- ``resources/<dataset>/<variant>/<model>/``: a dataset's heavy artefacts, one folder a setting
+  (``main``, an ablation row's ``key~value/...`` path, a seed replica ``.../seed~S``) and model
+  (``pre``, ``de``, ``ehi``), a trained tree's index in ``ehi/index``;
+- ``results/benchmarks/trained_<dataset>/``: the trained-index benchmark of one dataset.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+# config section -> the folder its entries are written under (workflow/rules/produced.smk)
+PRODUCED_ROOTS = {"collections": "resources/sources", "encodings": "resources/vectors", "worlds": "resources/worlds",
+                  "towers": "resources/towers"}
+# config section -> the file its rule writes inside an entry's folder (the folder itself where absent)
+PRODUCED_FILES = {"towers": "tower.json"}
+# the sections whose folders hold vectors a tower or a dataset reads, in the order a name is looked up
+VECTOR_SECTIONS = ("encodings", "worlds")
+
+
+def produced_folder(section: str, name: str) -> str:
+    """The folder the ``section`` entry ``name`` is written into: ``("encodings", "webster_minilm")``
+    -> ``resources/vectors/webster_minilm``."""
+    return str(PurePosixPath(PRODUCED_ROOTS[section]) / name)
+
+
+def produced_output(section: str, name: str) -> str:
+    """The rule output that makes the entry: its folder, or the file its rule writes in it."""
+    extra = PRODUCED_FILES.get(section)
+    return str(PurePosixPath(produced_folder(section, name)) / extra) if extra else produced_folder(section, name)
+
+
+def dataset_resources(dataset: str) -> str:
+    """A dataset's heavy artefacts (git-ignored): its prepared data and every setting's models."""
+    return f"resources/{dataset}"
+
+
+def dataset_logs(dataset: str) -> str:
+    """A dataset's job logs and Snakemake timings."""
+    return f"logs/{dataset}"
+
+
+def model_folder(dataset: str, variant: str, model: str) -> str:
+    """One model of one setting (``variant``: ``main``, an ablation row's path or a seed replica):
+    its embeddings (``emb/``) and, for EHI, its index (``index/``)."""
+    return f"{dataset_resources(dataset)}/{variant}/{model}"
+
+
+def trained_index(dataset: str, variant: str) -> str:
+    """The trained tree of one setting: the index folder the search rule loads."""
+    return f"{model_folder(dataset, variant, 'ehi')}/index"
+
+
+def trained_benchmark_folder(dataset: str) -> str:
+    """The trained-index benchmark's tables and figure of one dataset (rule trained_benchmark)."""
+    return f"results/benchmarks/trained_{dataset}"
