@@ -85,9 +85,10 @@ SECTIONS: dict[str, type] = {
 WORKFLOW_SET = {"train": {"max_length", "use_tree", "encode_batch_size", "device"}}
 # train keys the workflow reads itself and no training does (which seed replicas exist, ehi.evaluate.seeds)
 WORKFLOW_ONLY = {"train": {"seeds"}}
-# keys read as others before the schema fills defaults (ehi.core.dataset_source: dataset.world and
-# dataset.encoding become source and path): never in a validated config, so they have no default
-RESOLVED_BEFORE_SCHEMA = {"dataset": {"world", "encoding"}}
+# keys read as others before the schema fills defaults (ehi.core.dataset_source: dataset.world,
+# dataset.encoding and dataset.collection become source and path, encoder.tower becomes
+# encoder.name): never in a validated config, so they have no default
+RESOLVED_BEFORE_SCHEMA = {"dataset": {"world", "encoding", "collection"}, "encoder": {"tower"}}
 # The top-level keys with no Section class, {key: (its default, why it has none)}: each is a value
 # or a map of entries that only the workflow reads, never one section a stage builds.
 TOP_LEVEL = {

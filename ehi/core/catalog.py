@@ -12,7 +12,7 @@ The layout (workflow/rules/*.smk write it):
   (:data:`PRODUCED_ROOTS`, workflow/rules/produced.smk);
 - ``resources/<dataset>/<variant>/<model>/``: a dataset's heavy artefacts, one folder a setting
   (``main``, an ablation row's ``key~value/...`` path, a seed replica ``.../seed~S``) and model
-  (``pre``, ``de``, ``ehi``), a trained tree's index in ``ehi/index``;
+  (``pre``, ``de``, ``ehi``), a trained tree's index in the EHI model's ``index/``;
 - ``results/benchmarks/trained_<dataset>/``: the trained-index benchmark of one dataset.
 """
 

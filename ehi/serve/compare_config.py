@@ -20,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from ehi.core.catalog import model_folder, produced_folder, trained_benchmark_folder
 from ehi.core.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,7 +57,7 @@ def own_config(folder: Path, name: str, seeds: list[int] | None, quick: bool) ->
         own["encoder"] = {"name": str(folder)}
     else:
         own["towers"] = {tower_name(name): {"vectors": str(folder), "kind": "linear"}}
-        own["encoder"] = {"name": f"resources/towers/{tower_name(name)}"}
+        own["encoder"] = {"name": produced_folder("towers", tower_name(name))}
     seeds = seeds or ([0] if quick else None)
     if seeds:
         own["train"] = {"seeds": [int(seed) for seed in seeds]}
@@ -106,11 +107,11 @@ def timed_section(name: str, tree: str) -> dict:
 
 def timed_report(name: str) -> str:
     """rule trained_benchmark's report, relative to the run's folder."""
-    return f"results/benchmarks/trained_{name}/trained.md"
+    return f"{trained_benchmark_folder(name)}/trained.md"
 
 
 def search_index(name: str, quick: bool, tree: str | None) -> str:
     """The searchable index the run leaves: the frozen study's tree, or the two-stage tree ``tree``
     (by default the paper's start)."""
     variant = "main" if quick else variant_systems()[tree or first_two_stage()][1]
-    return f"resources/{name}/{variant}/ehi/search_index"
+    return f"{model_folder(name, variant, 'ehi')}/search_index"

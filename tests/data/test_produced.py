@@ -76,3 +76,38 @@ def test_a_shipped_multi_dataset_config_gives_its_worlds_by_name_and_each_entry_
 
     runs = dataset_configs(name_dataset_sources(read_config_file("config/scale_study.yaml")))
     assert runs["world_1e5"]["dataset"]["path"] == runs["world_1e5"]["encoder"]["name"] == "resources/worlds/n1e5"
+
+
+def test_a_collection_a_tower_and_a_producers_inputs_are_named_like_encodings():
+    """Every producer's entry is given by name and read as the catalog's folder for it, as a
+    path-given config read it: collection -> beir folder, tower -> encoder.name, inputs -> folders."""
+    config = name_dataset_sources({
+        "collections": {"c": {"script": "build.py"}}, "worlds": {"w": {}},
+        "encodings": {"e": {"collection": "c"}, "local": {"collection": "../elsewhere"}},
+        "towers": {"t": {"vectors": "e"}, "u": {"vectors": "w"}},
+        "dataset": {"name": "d", "encoding": "e"}, "encoder": {"tower": "t"},
+        "datasets": {"x": {"dataset": {"collection": "c"}}, "y": {"encoder": {"tower": "u"}}}})
+    assert config["encodings"] == {"e": {"collection": "resources/sources/c"}, "local": {"collection": "../elsewhere"}}
+    assert config["towers"] == {"t": {"vectors": "resources/vectors/e"}, "u": {"vectors": "resources/worlds/w"}}
+    assert config["dataset"] == {"name": "d", "source": "embeddings", "path": "resources/vectors/e"}
+    assert config["encoder"] == {"name": "resources/towers/t"}  # the tower named, not the identity one
+    assert config["datasets"]["x"] == {"dataset": {"source": "beir", "path": "resources/sources/c"}}  # no tower implied
+    assert config["datasets"]["y"] == {"encoder": {"name": "resources/towers/u"}}
+
+
+@pytest.mark.parametrize("config, says", [
+    ({"encoder": {"tower": "t", "name": "all-MiniLM-L6-v2"}, "towers": {"t": {}}},
+     "config encoder: tower and name given together"),
+    ({"encoder": {"tower": "nope"}, "towers": {"t": {}}},
+     "config encoder.tower: 'nope' is no tower of this config's towers: entries nor a folder under resources/towers/; "
+     "known: t"),
+    ({"datasets": {"x": {"dataset": {"collection": "c", "source": "beir"}}}, "collections": {"c": {}}},
+     "config datasets.x.dataset: ['collection', 'source'] given together"),
+    ({"towers": {"t": {"vectors": "v"}}, "worlds": {"v": {}}, "encodings": {"v": {}}},
+     "config towers.t.vectors: 'v' names an entry of both encodings and worlds"),
+])
+def test_a_producer_name_that_names_nothing_or_too_much_is_refused_naming_the_key(config, says, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # nothing written yet
+    with pytest.raises(ConfigError) as err:
+        name_dataset_sources(config)
+    assert str(err.value).startswith(says) and "\n" not in str(err.value)

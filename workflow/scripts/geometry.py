@@ -1,5 +1,7 @@
 """Rule geometry: facts of a dataset's vectors on its test queries (ehi.report.world_fit.geometry)."""
 
+from pathlib import Path
+
 from ehi.core.rule_script import setup  # first: it pins the CPU kernels before torch loads
 
 import numpy as np
@@ -10,7 +12,7 @@ from ehi.model.embed import load_array
 from ehi.report.world_fit import geometry
 
 log = setup(snakemake)
-dataset = Dataset.read(snakemake.input.data[0].rsplit("/", 1)[0])
+dataset = Dataset.read(Path(snakemake.input.data[0]).parent)  # the prepared tables' folder
 docs, queries = load_array(snakemake.input.corpus), load_array(snakemake.input.queries)
 rows, relevant = dataset.judged_rows("test")
 facts = geometry(docs, queries[rows], [np.fromiter(r, dtype=np.int64, count=len(r)) for r in relevant])
