@@ -4,6 +4,7 @@
 # `<dataset>__<rule>`, its files under resources/<dataset>/, results/<dataset>/, logs/<dataset>/.
 # The instances share nothing but code. The targets below (all, data, train_all, main, tables,
 # claims) gather the same target of every dataset; `tables` adds the cross-dataset table.
+from ehi.core.catalog import dataset_resources, dataset_results
 from ehi.core.errors import within
 from ehi.core.unfinished import outdate_unfinished
 from ehi.report.dev_choice import training_logs
@@ -42,7 +43,7 @@ for _name, _config in DATASETS.items():
 
 # `snakemake tables` alone renders only the datasets whose cached results exist (as one dataset's
 # `tables` does), from those results as they are; otherwise every dataset, after its pipeline.
-_CACHED = [n for n in DATASETS if os.path.exists(f"results/{n}/significance.parquet")]
+_CACHED = [n for n in DATASETS if os.path.exists(f"{dataset_results(n)}/significance.parquet")]
 REPORT_ONLY = report_only(bool(_CACHED))
 REPORTED = _CACHED if REPORT_ONLY else list(DATASETS)
 ACROSS = f"across_{'+'.join(DATASETS)}"  # the cross-dataset table and figure of this list of datasets
@@ -66,7 +67,7 @@ onstart:
     from ehi.data.manifest import check_manifest
 
     for _name in DATASETS:
-        check_manifest(f"resources/{_name}/data")
+        check_manifest(f"{dataset_resources(_name)}/data")
 
 
 # the tables below are update() outputs: a failed job keeps them and its marker beside its log has
@@ -114,9 +115,9 @@ rule across_datasets:
     """One row per dataset: each system at <= 5%, <= 10% and exact (seed mean ± sd over training
     seeds), EHI's trees against the best peer."""
     input:
-        summaries=[report_input(f"results/{n}/{v}/summary.parquet", REPORT_ONLY) for n in REPORTED
+        summaries=[report_input(f"{dataset_results(n)}/{v}/summary.parquet", REPORT_ONLY) for n in REPORTED
                    for v in sorted({r for rs in ACROSS_SEEDING[n]["seed_replicas"].values() for r in rs} | {"main"})],
-        significance=[report_input(f"results/{n}/significance.parquet", REPORT_ONLY) for n in REPORTED],
+        significance=[report_input(f"{dataset_results(n)}/significance.parquet", REPORT_ONLY) for n in REPORTED],
     output:
         md=update(f"results/tables/{ACROSS}.md"),
         tex=update(f"results/tables/{ACROSS}.tex"),
@@ -136,7 +137,7 @@ rule across_datasets:
 
 rule geometry:
     input:
-        [f"results/{n}/geometry.json" for n in DATASETS],
+        [f"{dataset_results(n)}/geometry.json" for n in DATASETS],
 
 
 
@@ -165,10 +166,10 @@ WORLD_FIT = [*DATASETS, *(n for n in config.get("world_fit", {}).get("compare_wi
 
 rule world_fit:
     input:
-        geometry=[f"results/{n}/geometry.json" if n in DATASETS else os.path.abspath(f"results/{n}/geometry.json")
+        geometry=[f"{dataset_results(n)}/geometry.json" if n in DATASETS else os.path.abspath(f"{dataset_results(n)}/geometry.json")
                   for n in WORLD_FIT],
-        summaries=[f"results/{n}/main/summary.parquet" if n in DATASETS
-                   else os.path.abspath(f"results/{n}/main/summary.parquet") for n in WORLD_FIT],
+        summaries=[f"{dataset_results(n)}/main/summary.parquet" if n in DATASETS
+                   else os.path.abspath(f"{dataset_results(n)}/main/summary.parquet") for n in WORLD_FIT],
     output:
         md=update("results/tables/world_fit.md"),
         csv=update("results/tables/world_fit.csv"),

@@ -46,6 +46,11 @@ def dataset_resources(dataset: str) -> str:
     return f"resources/{dataset}"
 
 
+def dataset_results(dataset: str) -> str:
+    """A dataset's small cached results (committed): summaries, per-query tables, its report's inputs."""
+    return f"results/{dataset}"
+
+
 def dataset_logs(dataset: str) -> str:
     """A dataset's job logs and Snakemake timings."""
     return f"logs/{dataset}"

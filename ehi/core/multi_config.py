@@ -12,6 +12,7 @@ import copy
 import os
 import re
 
+from ehi.core.catalog import dataset_results
 from ehi.core.config_files import read_config_file
 from ehi.core.errors import ConfigError
 from ehi.core.dataset_source import name_dataset_sources
@@ -79,7 +80,7 @@ def calibration_target(calibration: dict, datasets) -> str | None:
         return None
     if not (calibration.get("name") and calibration.get("target")):
         raise ConfigError("config world_calibration: needs a name (the table's stem) and a target (the dataset held to)")
-    target = f"results/{calibration['target']}"
+    target = dataset_results(calibration["target"])
     return target if calibration["target"] in datasets else os.path.abspath(target)
 
 

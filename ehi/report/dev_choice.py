@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ehi.core.catalog import dataset_results
 from ehi.core.config_schema import ablation_variants
 from ehi.core.errors import ConfigError, DataError
 from ehi.evaluate.roles import EHI
@@ -69,7 +70,7 @@ def training_logs(name: str, cfg: dict, key_order: list[str]) -> dict[tuple[str,
     ablation_models = _models(cfg.get("ablation_systems") or [f"{EHI}+{TREE_KIND}"])  # the schema's default
     for paths in ablation_variants(cfg.get("ablations") or {}, cfg["train"], key_order).values():
         pairs |= {(v, m) for v in paths for m in ablation_models}
-    return {(name, v, m): f"results/{name}/{v}/train_log/{m}.parquet"
+    return {(name, v, m): f"{dataset_results(name)}/{v}/train_log/{m}.parquet"
             for v, m in sorted(pairs, key=lambda p: (p[0] != "main", p))}
 
 

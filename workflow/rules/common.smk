@@ -4,6 +4,7 @@ import os
 import re
 from pathlib import Path
 
+from ehi.core.catalog import dataset_logs, dataset_resources, dataset_results
 from ehi.core.versions import STAGES, upstream_versions
 from ehi.core.fingerprint import encoder_identity
 from ehi.config_checks import check_config, known_corpus_size
@@ -31,9 +32,9 @@ include: "targets.smk"
 
 
 DS = config["dataset"]["name"]
-R = f"resources/{DS}"  # heavy artefacts (git-ignored)
-RES = f"results/{DS}"  # small cached results (committed)
-LOGS = f"logs/{DS}"  # job logs and Snakemake benchmark timings (git-ignored: they change every run)
+R = dataset_resources(DS)  # heavy artefacts (git-ignored)
+RES = dataset_results(DS)  # small cached results (committed)
+LOGS = dataset_logs(DS)  # job logs and Snakemake benchmark timings (git-ignored: they change every run)
 # A job with update() outputs that failed (their backups restored, the job recorded as made) left
 # its marker beside its log: its outputs are dated back, so this run does the job again
 # (ehi/core/unfinished.py); the files keep their bytes

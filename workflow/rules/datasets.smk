@@ -1,5 +1,6 @@
 # Helpers of the several-datasets branch (../multi.smk): the files of one target of every dataset;
 # each dataset's config and the checks of the sections over datasets are ehi.core.multi_config's.
+from ehi.core.catalog import dataset_results
 from ehi.core.multi_config import calibration_target, check_trained_benchmark, dataset_configs, gain_datasets, rule_prefixes
 from ehi.evaluate.variant_systems import config_variant_paths
 from ehi.report.gain_inputs import committed_per_query
@@ -36,7 +37,7 @@ def across_seeding(name, datasets):
 def gain_input(name, path):
     """A dataset's file the gain reads: this config's rule output, or the committed file of another config's."""
     ours = GAIN_DATASETS[name][1]
-    return report_input(f"results/{name}/{path}", REPORT_ONLY or not ours)
+    return report_input(f"{dataset_results(name)}/{path}", REPORT_ONLY or not ours)
 
 
 def gain_per_query(name):
@@ -45,7 +46,7 @@ def gain_per_query(name):
     if GAIN_DATASETS[name][1] and not REPORT_ONLY:
         tests = getattr(rules, PREFIX[name] + "significance").input
         return [*tests.per_query, *tests.variant_per_query]
-    return [os.path.abspath(p) for p in committed_per_query(f"results/{name}", GAIN_SETTINGS[name]["variant_systems"])]
+    return [os.path.abspath(p) for p in committed_per_query(dataset_results(name), GAIN_SETTINGS[name]["variant_systems"])]
 
 
 def gain_leaf_counts():

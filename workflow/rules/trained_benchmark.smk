@@ -9,7 +9,7 @@
 # rule tunes them). Every path is the catalog's (ehi/core/catalog.py).
 
 from ehi.config_checks import check_tree_names
-from ehi.core.catalog import dataset_resources, trained_benchmark_folder, trained_index
+from ehi.core.catalog import dataset_resources, dataset_results, trained_benchmark_folder, trained_index
 from ehi.core.multi_config import check_trained_benchmark
 
 TRAINED_BENCH = config.get("trained_benchmark") or {}
@@ -28,7 +28,7 @@ if TRAINED_BENCH.get("dataset"):
         input:
             indexes=[trained_index(_TB_DS, v) for v in dict.fromkeys(_TB_TREES.values())],
             data=f"{dataset_resources(_TB_DS)}/data/manifest.json",
-            leaf_count=[f"results/{_TB_DS}/dev_leaf_count.json"] if _TB_GRID else [],
+            leaf_count=[f"{dataset_results(_TB_DS)}/dev_leaf_count.json"] if _TB_GRID else [],
         output:
             # committed: update() outputs, kept through a failed job (ehi/core/unfinished.py)
             md=update(f"{_TB_OUT}/trained.md"),
