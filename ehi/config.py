@@ -103,6 +103,7 @@ TOP_LEVEL = {
     "world_fit": ({}, "the world-fit table across datasets (workflow/multi.smk)"),
     "world_calibration": ({}, "the world-calibration grid across datasets (workflow/multi.smk)"),
     "trained_benchmark": ({}, "one dataset's trained indexes timed (workflow/rules/trained_benchmark.smk)"),
+    "compare_check": ({}, "a run of ehi compare held to this study (rule compare_check, ehi/report/compare_check.py)"),
 }
 
 
