@@ -2,7 +2,7 @@
 result, and what a rerun of equal values leaves as it was),
 ``schemas`` (the data contracts), ``weights`` (checked safetensors loading), ``errors`` (errors a
 user can fix), ``config`` (typed-section base, canonical params), ``config_files``,
-``config_schema`` and ``config_values`` (the config read and refused in one line), ``dataset_source`` (a dataset named by the producer of its folder), ``multi_config`` (several
+``config_schema`` and ``config_values`` (the config read and refused in one line), ``schema_build`` (the config's JSON schema built from the typed sections), ``dataset_source`` (a dataset named by the producer of its folder), ``multi_config`` (several
 datasets in one config: each one's config, the sections over them checked), ``plugins``
 (extensions), ``kernels`` (pinned CPU code paths), ``pretrained`` and ``hub_cache`` (the offline
 encoder, the Hugging Face cache), ``ivf`` (FAISS-IVF's quantizer), ``ranking`` (the rules rankings

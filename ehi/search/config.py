@@ -9,7 +9,7 @@ from ehi.core.config import Section, bounded
 
 @dataclass(frozen=True)
 class SearchConfig(Section):
-    """Mirrors ``search:`` in workflow/schemas/config.schema.yaml (tests/test_config_schema.py)."""
+    """The ``search:`` block of the config; the schema's ``search:`` is generated from it (ehi.schema_file)."""
 
     section = "search"
 
