@@ -95,7 +95,7 @@ SEARCH_DOCS = {
                     "nothing trained: the tree's control), ivf-lists-pq (those lists as tree-pq's codes: "
                     "tree-pq's control), and any kind a plugin registers (ehi.search.registry; the "
                     "Snakefile checks the names)."), items={"pattern": SYSTEM}, words={"minItems": 1}),
-    "k": "Documents returned per query (runs keep this many).",
+    "k": "Documents returned per query (runs keep this many); no less than the largest cutoff in evaluation.metrics (a config below it is refused).",
     "batch_size": "Queries per search call (recorded with the QPS).",
     "threads": "Threads for FAISS/ScaNN/torch during search (recorded with the QPS).",
     "tune_split": ("Split on which the baselines' build parameters are tuned (never the evaluation "

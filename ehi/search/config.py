@@ -16,7 +16,7 @@ class SearchConfig(Section):
     systems: list[str] = field(default_factory=lambda: [
         "pre+exact", "de+exact", "de+faiss-ivf", "de+faiss-hnsw", "de+scann", "de+scann-ah",
         "ehi+tree", "ehi+exact", "ehi+faiss-ivf", "ehi+faiss-hnsw", "ehi+scann"])
-    k: int = bounded(100, minimum=1)  # documents returned per query
+    k: int = bounded(100, minimum=1)  # documents returned per query; at least every metric cutoff (ehi.config_checks)
     batch_size: int = bounded(256, minimum=1)  # queries per search call (recorded with the QPS)
     threads: int = bounded(1, minimum=1)
     tune_split: str = "dev"  # baselines' build parameters are tuned here, never on the evaluated split
