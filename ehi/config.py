@@ -3,11 +3,11 @@
 Each section's dataclass lives with the stage that reads it (``TrainConfig`` in
 :mod:`ehi.train.config`, ``SearchConfig`` in :mod:`ehi.search.config`, ``EvaluationConfig`` in
 :mod:`ehi.evaluate.config`, ``SyntheticConfig`` in :mod:`ehi.data.synthetic`); the sections that
-only the workflow reads are here. :data:`SECTIONS` maps each config key to its dataclass, and
-:data:`TOP_LEVEL` names every other top-level key with why no class reads it.
-``tests/test_config_schema.py`` checks that workflow/schemas/config.schema.yaml (which Snakemake
-validates against and fills defaults from) states the same keys, the same defaults, the same
-ranges and choices field by field, and a description for every key.
+only the workflow reads are here and in :mod:`ehi.workflow_sections`. :data:`SECTIONS` maps each
+block of the config to its dataclass, :data:`ENTRIES` each map of named entries to one entry's, and
+:data:`TOP_LEVEL` types the keys that hold a value. workflow/schemas/config.schema.yaml (which
+Snakemake validates against and fills defaults from) is generated from these classes by
+``python -m ehi.schema_file``; ``tests/test_config_schema.py`` checks that it is current.
 
 This module sits above every stage (it imports all of them): scripts and tests use it, the
 package's stages never do.
@@ -15,13 +15,15 @@ package's stages never do.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from ehi.core.config import SEED_MAX, Section, bounded
 from ehi.data.synthetic import SyntheticConfig
 from ehi.evaluate.config import EvaluationConfig
 from ehi.search.config import SearchConfig
 from ehi.train.config import TrainConfig
+from ehi.workflow_sections import (CollectionEntry, CompareCheckConfig, EncodingEntry, GainConfig, TopLevelValues,
+                                   TowerEntry, TrainedBenchmarkConfig, WorldCalibrationConfig, WorldFitConfig)
 
 
 @dataclass(frozen=True)
@@ -77,34 +79,69 @@ class ResourcesConfig(Section):
     gpus_per_train: int = bounded(0, minimum=0)
 
 
+@dataclass(frozen=True)
+class ProducedDataset(Section):
+    """``dataset.world``, ``dataset.encoding`` and ``dataset.collection``: a dataset named by the producer of its folder, read
+    as ``source`` and ``path`` before the schema fills defaults (ehi.core.dataset_source), so they
+    have no default."""
+
+    section = "dataset"
+
+    world: str
+    encoding: str
+    collection: str
+
+
+@dataclass(frozen=True)
+class ProducedEncoder(Section):
+    """``encoder.tower``: an encoder named by the ``towers`` entry that writes its folder, read as
+    ``encoder.name`` before the schema fills defaults (ehi.core.dataset_source), so it has no default."""
+
+    section = "encoder"
+
+    tower: str
+
+
+@dataclass(frozen=True)
+class QuerySplitConfig(Section):
+    """``dataset.query_split``: a seeded train/dev/test split of a single-split collection's judged
+    queries (ehi.data.query_split)."""
+
+    section = "dataset.query_split"
+
+    fractions: tuple[float, float, float] = bounded((0.5, 0.1, 0.4), minimum=0, maximum=1)
+    seed: int = bounded(0, minimum=0, maximum=SEED_MAX)
+
+
+@dataclass(frozen=True)
+class TrainSeeds(Section):
+    """``train.seeds``: the seed replicas the workflow trains (ehi.evaluate.seeds); no training reads it."""
+
+    section = "train"
+
+    seeds: list[int] | None = bounded(None, minimum=0, maximum=SEED_MAX)
+
+
 SECTIONS: dict[str, type] = {
     "dataset": DatasetConfig, "encoder": EncoderConfig, "train": TrainConfig, "search": SearchConfig,
-    "evaluation": EvaluationConfig, "tuning": TuningConfig, "resources": ResourcesConfig,
+    "evaluation": EvaluationConfig, "tuning": TuningConfig, "resources": ResourcesConfig, "gain": GainConfig,
+    "trained_benchmark": TrainedBenchmarkConfig, "world_fit": WorldFitConfig, "world_calibration": WorldCalibrationConfig,
+    "compare_check": CompareCheckConfig,
 }
+# the top-level maps of named entries, {key: the class of one entry}
+ENTRIES: dict[str, type] = {"collections": CollectionEntry, "encodings": EncodingEntry, "towers": TowerEntry}
 # TrainConfig fields the workflow sets itself (from encoder.max_length and the model), not train keys
 WORKFLOW_SET = {"train": {"max_length", "use_tree", "encode_batch_size", "device"}}
 # train keys the workflow reads itself and no training does (which seed replicas exist, ehi.evaluate.seeds)
-WORKFLOW_ONLY = {"train": {"seeds"}}
+WORKFLOW_ONLY = {"train": {f.name for f in fields(TrainSeeds)}}
 # keys read as others before the schema fills defaults (ehi.core.dataset_source: dataset.world,
-# dataset.encoding and dataset.collection become source and path, encoder.tower becomes
-# encoder.name): never in a validated config, so they have no default
-RESOLVED_BEFORE_SCHEMA = {"dataset": {"world", "encoding", "collection"}, "encoder": {"tower"}}
-# The top-level keys with no Section class, {key: (its default, why it has none)}: each is a value
-# or a map of entries that only the workflow reads, never one section a stage builds.
-TOP_LEVEL = {
-    "ablations": ({}, "{table: rows}: each row train keys, checked against the train schema (ehi.config_checks)"),
-    "ablation_systems": (["ehi+tree", "ehi+exact"], "a list of system names, checked as search.systems are"),
-    "quick": (False, "one flag of the benchmarks target (workflow/rules/benchmarks.smk)"),
-    "datasets": ({}, "{name: overrides}: each laid over this config and checked as a whole one (workflow/multi.smk)"),
-    "collections": ({}, "{name: build script}: folders the DAG makes (workflow/rules/produced.smk)"),
-    "encodings": ({}, "{name: encoder run}: vectors the DAG makes (workflow/rules/produced.smk)"),
-    "worlds": ({}, "{name: knobs}: each entry a WorldConfig, checked by ehi.data.produced.check_worlds"),
-    "towers": ({}, "{name: tower}: towers the DAG writes (workflow/rules/produced.smk)"),
-    "gain": ({}, "the tables across datasets (workflow/rules/gain.smk)"),
-    "world_fit": ({}, "the world-fit table across datasets (workflow/multi.smk)"),
-    "world_calibration": ({}, "the world-calibration grid across datasets (workflow/multi.smk)"),
-    "trained_benchmark": ({}, "one dataset's trained indexes timed (workflow/rules/trained_benchmark.smk)"),
-}
+# dataset.encoding and dataset.collection become source and path, encoder.tower encoder.name):
+# never in a validated config, so they have no default
+RESOLVED_BEFORE_SCHEMA = {"dataset": {f.name for f in fields(ProducedDataset)},
+                          "encoder": {f.name for f in fields(ProducedEncoder)}}
+# The other top-level keys hold a value, or a map of entries the workflow checks as a whole config,
+# a WorldConfig or train keys: ehi.workflow_sections.TopLevelValues types them.
+TOP_LEVEL = TopLevelValues
 
 
 def sections_of(config: dict) -> dict:

@@ -28,7 +28,7 @@ from pathlib import Path
 import yaml
 
 from ehi.core.errors import ConfigError
-from ehi.core.metric_names import METRIC_NAMES, NEEDS_CUTOFF, metric_fault  # noqa: F401 (re-exported)
+from ehi.core.metric_names import METRIC_NAMES, NEEDS_CUTOFF, depth_fault, metric_fault  # noqa: F401 (re-exported)
 from ehi.core.schemas import SPLITS
 from ehi.data.sources import IR_DATASETS_PREFIX, SOURCES, find_source, source_names
 from ehi.model.tower_checks import check_tower
@@ -49,7 +49,7 @@ def check_config(config: dict, schema_path: str | os.PathLike, data_dir: str | o
     check_source(config["dataset"])
     check_vector_encoder(config)
     check_tower(config["encoder"]["name"], config["dataset"], config.get("towers"))
-    check_metrics(config["evaluation"]["metrics"], metric_families)
+    check_metrics(config["evaluation"]["metrics"], metric_families, config["search"]["k"])
     trains = variant_trains(config, train_schema, grid)
     check_trainable_encoder(config, trains)
     check_pre_baselines(config, trains)
@@ -92,10 +92,13 @@ def check_seeds(where: str, train: dict) -> None:
                           "or set train.seed to one of them")
 
 
-def check_metrics(metrics: list[str], extra_families=()) -> None:
-    fault = next(filter(None, (metric_fault(name, extra_families) for name in metrics)), None)
+def check_metrics(metrics: list[str], extra_families=(), k: int | None = None) -> None:
+    """Every name known and well formed; then, with ``k`` (``search.k``), no cutoff above the
+    depth the searches rank to."""
+    faults = (f"evaluation.metrics: {fault}" for name in metrics if (fault := metric_fault(name, extra_families)))
+    fault = next(faults, None) or (depth_fault(metrics, k) if k is not None else None)
     if fault:
-        raise ConfigError(f"config evaluation.metrics: {fault}")
+        raise ConfigError(f"config {fault}")
 
 
 def variant_trains(config: dict, train_schema: dict, grid: dict | None = None) -> dict[str, dict]:

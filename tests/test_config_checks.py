@@ -72,6 +72,36 @@ def test_known_metric_names_are_the_ones_ranx_computes():
     check_metrics(["ndcg@10", "mrr@10", "recall@100", "precision@1", "psp@5", "map", "r-precision"])
 
 
+@pytest.mark.parametrize("override, why", [
+    ({"search": {"k": 50}}, "config search.k: 50 is below the cutoff of recall@100 in evaluation.metrics: each ranking "
+                            "holds at most 50 documents, scored as if it held 100; raise search.k to 100 or drop recall@100"),
+    ({"search": {"k": 1}, "evaluation": {"metrics": ["ndcg@10", "map"]}},
+     "config search.k: 1 is below the cutoff of ndcg@10 in evaluation.metrics: each ranking holds at most 1 document, "
+     "scored as if it held 10; raise search.k to 10 or drop ndcg@10"),
+    ({"search": {"k": 5}, "evaluation": {"metrics": ["recall@10", "ndcg@5", "recall@100"]}},
+     "config search.k: 5 is below the cutoffs of recall@10, recall@100 in evaluation.metrics"),
+])
+def test_a_ranking_shallower_than_a_metric_cutoff_is_refused(override, why):
+    """Rankings of search.k documents scored at a deeper cutoff would be reported under its name
+    (recall@100 of 50 documents): refused at parse time, naming both numbers and the fix."""
+    assert refused(config(override)).startswith(why)
+
+
+def test_a_ranking_as_deep_as_every_cutoff_is_accepted():
+    check_config(config({"search": {"k": 10}, "evaluation": {"metrics": ["ndcg@10", "mrr@10", "map"]}}), SCHEMA)
+    check_metrics(["ndcg@10", "recall@100"], k=100)
+    check_metrics(["map", "r-precision"], k=1)  # whole-ranking metrics have no cutoff to fall short of
+
+
+def test_every_dataset_of_the_multi_dataset_test_config_passes():
+    from ehi.core.multi_config import dataset_configs
+
+    shared = yaml.safe_load((REPO / "config" / "test" / "multi.yaml").read_text())
+    for name, cfg in dataset_configs(shared).items():
+        validate(cfg, str(SCHEMA))
+        check_config(cfg, SCHEMA)
+
+
 @pytest.mark.parametrize("row, why", [({"height": 0}, "config ablations.bad[0].height: 0 is less than the minimum of 1"),
                                       ({"epochs": "three"}, "config ablations.bad[0].epochs: 'three' is not of type 'integer'"),
                                       ({"heigth": 1}, "config ablations.bad[0]: Additional properties are not allowed")])

@@ -1,6 +1,6 @@
-"""The config schema and the typed config sections agree: same keys, same defaults, the same ranges
-and choices field by field, and every schema key has a description (PyPSA-Eur's
-test/test_config_schema.py, for this project)."""
+"""The config schema is generated from the typed config sections (``python -m ehi.schema_file``): the
+committed file is current, and it states the sections' keys, defaults, ranges and choices field by
+field, with a description for every key (PyPSA-Eur's test/test_config_schema.py, for this project)."""
 
 import dataclasses
 import re
@@ -11,8 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ehi.config import RESOLVED_BEFORE_SCHEMA, SECTIONS, TOP_LEVEL, WORKFLOW_ONLY, WORKFLOW_SET, sections_of
-from ehi.core.config import REGISTRY, limits_of
+from ehi import schema_file
+from ehi.config import (ENTRIES, RESOLVED_BEFORE_SCHEMA, SECTIONS, TOP_LEVEL, WORKFLOW_ONLY, WORKFLOW_SET,
+                        QuerySplitConfig, sections_of)
+from ehi.core.config import REGISTRY, Section, limits_of
+from ehi.core.schema_build import Doc, Keys, object_node, value_node
 from ehi.data import sources
 from ehi.data.synthetic import SyntheticConfig
 from ehi.model.tree import PATH_LAYOUTS
@@ -20,7 +23,38 @@ from ehi.search.registry import KINDS, check_systems, system_pattern
 from ehi.train.losses import names as loss_names
 
 REPO = Path(__file__).resolve().parents[1]
-SCHEMA = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+SCHEMA_FILE = REPO / "workflow" / "schemas" / "config.schema.yaml"
+SCHEMA = yaml.safe_load(SCHEMA_FILE.read_text())
+
+
+def test_the_schema_file_is_the_generated_schema():
+    # a declaration changed without `python -m ehi.schema_file` leaves the file stale: Snakemake
+    # would validate against, and fill defaults from, what the classes no longer say
+    assert SCHEMA_FILE.read_text() == schema_file.schema_text(), "run: python -m ehi.schema_file"
+    assert SCHEMA == schema_file.schema()
+    assert schema_file.main(["--check", "--path", str(SCHEMA_FILE)]) == 0
+
+
+def test_the_check_refuses_a_stale_file(tmp_path, capsys):
+    stale = tmp_path / "config.schema.yaml"
+    stale.write_text(SCHEMA_FILE.read_text().replace("default: 128", "default: 64", 1))
+    assert schema_file.main(["--check", "--path", str(stale)]) == 1
+    assert "not current" in capsys.readouterr().err
+    assert schema_file.main(["--path", str(stale)]) == 0 and stale.read_text() == SCHEMA_FILE.read_text()
+
+
+def test_a_field_without_a_doc_or_a_doc_without_a_field_stops_the_build():
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Two(Section):
+        first: int = 1
+        second: int = 2
+
+    with pytest.raises(ValueError, match=r"fields without a doc \['second'\], docs without a field \[\]"):
+        object_node(Keys((Two,), {"first": "The first."}))
+    with pytest.raises(ValueError, match=r"docs without a field \['third'\]"):
+        object_node(Keys((Two,), {"first": "The first.", "second": "The second.", "third": "None."}))
 
 
 def plain(value):
@@ -49,6 +83,20 @@ def walk(node, path=""):
         yield from walk(child, f"{path}{key}.")
 
 
+def test_a_value_takes_its_schema_from_its_type_and_its_limits():
+    # null beside a value: a list of types, or (any_of) arms whose violation reads as the description
+    assert value_node(int | None, {"minimum": 1}, Doc("")) == {"type": ["integer", "null"], "minimum": 1}
+    assert value_node(int | None, {"minimum": 1}, Doc("", any_of=True)) == {
+        "anyOf": [{"type": "null"}, {"type": "integer", "minimum": 1}]}
+    # a list's limits hold for its items; a tuple's length is its type's
+    assert value_node(list[int] | None, {"minimum": 2}, Doc("")) == {
+        "type": ["array", "null"], "items": {"type": "integer", "minimum": 2}}
+    assert value_node(tuple[float, float], {"minimum": 0}, Doc("")) == {
+        "type": "array", "items": {"type": "number", "minimum": 0}, "minItems": 2, "maxItems": 2}
+    assert value_node(dict[str, str], {}, Doc("", values={"minLength": 1})) == {
+        "type": "object", "additionalProperties": {"minLength": 1, "type": "string"}}
+
+
 def test_every_schema_key_has_a_description_and_a_default():
     resolved = {f"{section}.{key}" for section, keys in RESOLVED_BEFORE_SCHEMA.items() for key in keys}
     missing = [(p, what) for p, node in walk(SCHEMA) for what in ("description", "default")
@@ -72,17 +120,24 @@ def test_synthetic_subsection_defaults_are_the_generator_defaults():
     assert {k: plain(v["default"]) for k, v in props.items()} == dataclass_defaults(SyntheticConfig)
 
 
-def test_top_level_keys_are_sections_or_known_top_level_values():
-    assert set(SCHEMA["properties"]) == set(SECTIONS) | set(TOP_LEVEL)
-    assert not set(SECTIONS) & set(TOP_LEVEL)
-    for key, (default, why) in TOP_LEVEL.items():
+def test_every_top_level_key_has_a_class():
+    values = dataclass_defaults(TOP_LEVEL)
+    assert set(SCHEMA["properties"]) == set(SECTIONS) | set(ENTRIES) | set(values)
+    assert len(SECTIONS) + len(ENTRIES) + len(values) == len(SCHEMA["properties"])  # each key in one place
+    for key, default in values.items():
         assert plain(SCHEMA["properties"][key]["default"]) == default, key
-        assert why and "\n" not in why, key
+    for key, cls in ENTRIES.items():
+        entry = SCHEMA["properties"][key]["additionalProperties"]
+        assert entry["required"] == [f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING
+                                     and f.default_factory is dataclasses.MISSING], key
 
 
 # Section classes and the schema node each mirrors: the top-level sections and the nested ones
 MIRRORS = {**{name: (cls, SCHEMA["properties"][name]) for name, cls in SECTIONS.items()},
-           "dataset.synthetic": (SyntheticConfig, SCHEMA["properties"]["dataset"]["properties"]["synthetic"])}
+           **{name: (cls, SCHEMA["properties"][name]["additionalProperties"]) for name, cls in ENTRIES.items()},
+           "(top level)": (TOP_LEVEL, SCHEMA),
+           "dataset.synthetic": (SyntheticConfig, SCHEMA["properties"]["dataset"]["properties"]["synthetic"]),
+           "dataset.query_split": (QuerySplitConfig, SCHEMA["properties"]["dataset"]["properties"]["query_split"]["anyOf"][1])}
 WORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "enum")
 JSON_TYPES = {int: "integer", float: "number", str: "string", bool: "boolean", list: "array", tuple: "array",
               dict: "object", type(None): "null"}

@@ -33,6 +33,9 @@ GENERATED = {
     "results/tables/across_<name>+<name>....{md,tex,csv}",
     "results/figures/across_<...>.png",
     "results/tables/<dataset>_dev_leaf_count.md",  # train.branching: auto
+    # a compare run kept by benchmarks/record_compare.py, and rule compare_check's table of it
+    "results/webster_compare", "results/webster_compare/run.json", "results/webster_compare}",
+    "results/tables/webster_joint_compare_check.md",
     "results/tables/<ds>_dev_tuning",  # an --out stem, suffixes added
     # timings: written by every run, git-ignored (they change every run)
     "results/<ds>/<variant>/qps/<system>.parquet",

@@ -26,6 +26,7 @@ PARSING = re.compile(r"""\.parents?\[|\.parts\[|split\(\s*["']~|startswith\(\s*\
 NOT_NAMES = {
     ("ehi/serve/compare_config.py", "REPO = Path(__file__).resolve().parents[2]"): "the repository root from this file",
     ("ehi/core/provenance.py", "cwd=Path(__file__).resolve().parents[2]"): "the repository root from this file",
+    ("ehi/schema_file.py", "PATH = Path(__file__).resolve().parents[1]"): "the repository root from this file",
     ("benchmarks/kernel_modes.py", "REPO = Path(__file__).resolve().parents[1]"): "the repository root from this file",
     ("benchmarks/build.py", "ROOT = Path(__file__).resolve().parents[1]"): "the repository root from this file",
     ("workflow/scripts/claims.py", "Path(snakemake.scriptdir).resolve().parents[1]"): "the repository root from the "

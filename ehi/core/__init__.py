@@ -2,7 +2,7 @@
 result, and what a rerun of equal values leaves as it was),
 ``schemas`` (the data contracts), ``weights`` (checked safetensors loading), ``errors`` (errors a
 user can fix), ``config`` (typed-section base, canonical params), ``config_files``,
-``config_schema`` and ``config_values`` (the config read and refused in one line), ``catalog`` (the one map from names to paths), ``dataset_source`` (what a config names by its producer), ``multi_config`` (several
+``config_schema`` and ``config_values`` (the config read and refused in one line), ``schema_build`` (the config's JSON schema built from the typed sections), ``catalog`` (the one map from names to paths), ``dataset_source`` (what a config names by its producer), ``multi_config`` (several
 datasets in one config: each one's config, the sections over them checked), ``plugins``
 (extensions), ``kernels`` (pinned CPU code paths), ``pretrained`` and ``hub_cache`` (the offline
 encoder, the Hugging Face cache), ``ivf`` (FAISS-IVF's quantizer), ``ranking`` (the rules rankings

@@ -4,8 +4,9 @@ A stage owns the dataclass of a section its code reads (``ehi.train.config.Train
 ``ehi.search.config.SearchConfig``, ``ehi.evaluate.config.EvaluationConfig``); the sections only
 the workflow reads are in ``ehi.config``, which maps every section to its class. A field's range
 and choices are declared on it (:func:`bounded`) and checked by :class:`Section` on construction.
-The JSON schema of the workflow repeats the defaults, ranges and choices for Snakemake's validation
-and documents every key; ``tests/test_config_schema.py`` checks that the two agree field by field.
+The JSON schema of the workflow is generated from the fields (:mod:`ehi.core.schema_build`,
+``python -m ehi.schema_file``), so it states the same defaults, ranges and choices for Snakemake's
+validation.
 
 :func:`canonical` is what rule params carry: a config section with its keys sorted (Snakemake
 compares params by ``repr``, in which a dict keeps its insertion order), so reordering keys in a

@@ -2,7 +2,8 @@
 tables, the summaries and the significance tables.
 
 A name is ``family@k`` (``ndcg@10``) or a family alone where a metric reads the whole ranking
-(``map``). The families are ranx's (``ranx.metrics.metric_switch``) plus ``psp``
+(``map``); a cutoff past the depth the searches rank to (``search.k``) is refused
+(:func:`depth_fault`). The families are ranx's (``ranx.metrics.metric_switch``) plus ``psp``
 (:mod:`ehi.evaluate.xmc`) and any a plugin registers (:func:`ehi.evaluate.metric_registry.families`,
 passed in by the caller, since that registry imports pandas). Kept light: the Snakefile reads it
 while it parses.
@@ -35,6 +36,26 @@ def metric_fault(name: str, extra_families=()) -> str | None:
     if (at or base in NEEDS_CUTOFF) and not re.fullmatch(r"[1-9][0-9]*", cut):
         return f"{name!r} needs a cutoff of 1 or more after '@', e.g. {base}@10"
     return None
+
+
+def cutoff(name: str) -> int | None:
+    """The cutoff of a well-formed metric name (``ndcg@10``: 10), None where it reads the whole ranking."""
+    cut = str(name).partition("@")[2]
+    return int(cut) if cut else None
+
+
+def depth_fault(metrics, k: int) -> str | None:
+    """What is wrong with scoring rankings of ``k`` documents (``search.k``) with ``metrics`` (well
+    formed), None where nothing is: a cutoff above ``k`` reads a ranking cut at ``k`` as if it were
+    deeper (recall@100 of 50 documents), and the tables would print it under the deeper name."""
+    deeper = sorted((c, name) for name in metrics if (c := cutoff(name)) is not None and c > k)
+    if not deeper:
+        return None
+    deepest = deeper[-1][0]
+    names = ", ".join(name for _, name in deeper)
+    return (f"search.k: {k} is below the cutoff{'s' if len(deeper) > 1 else ''} of {names} in evaluation.metrics: "
+            f"each ranking holds at most {k} document{'s' if k != 1 else ''}, scored as if it held {deepest}; raise search.k to {deepest} "
+            f"or drop {names}")
 
 
 def value_range(name: str) -> tuple[float, float]:

@@ -36,35 +36,39 @@ BLOCK_COPIES = 4  # float64 arrays of one block alive at once: offsets, noise, t
 
 
 def _check_knobs(cfg) -> None:
+    """The first of the world's knobs that cannot make a world, refused in one line."""
+    fault = next((f"vector world {what}" for what in _knob_faults(cfg) if what), None)
+    if fault:
+        raise ConfigError(fault)
+
+
+def _knob_faults(cfg):
+    """Each knob's fault in the order they are checked (a later test reads the knobs an earlier one
+    let through as numbers), None where it holds."""
+    from ehi.data.embeddings import DTYPES
+
     for name, least in SIZES.items():
         value = getattr(cfg, name)
         if not isinstance(value, int) or isinstance(value, bool):
-            raise ConfigError(f"vector world {name}: {value!r} is not an integer (write 1000000, not 1e6)")
-        if value < least:
-            raise ConfigError(f"vector world {name}: {value} is below {least}")
+            yield f"{name}: {value!r} is not an integer (write 1000000, not 1e6)"
+        yield f"{name}: {value} is below {least}" if value < least else None
     for name in (*WEIGHTS, "mean_relevant"):
         value = getattr(cfg, name)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-            raise ConfigError(f"vector world {name}: {value!r} is not a finite number >= 0")
+            yield f"{name}: {value!r} is not a finite number >= 0"
         if name in WEIGHTS and value > WEIGHT_MAX:
-            raise ConfigError(f"vector world {name}: {value!r} is above {WEIGHT_MAX:g} (the levels are unit-scale offsets)")
-    if cfg.mean_relevant < 1:
-        raise ConfigError(f"vector world mean_relevant: {cfg.mean_relevant} is below 1 (a facet holds one document at least)")
-    if cfg.mean_relevant > cfg.n_docs:
-        raise ConfigError(f"vector world mean_relevant: {cfg.mean_relevant} is above n_docs {cfg.n_docs} (one facet "
-                          "would hold the whole corpus, every document relevant to every query)")
-    if all(getattr(cfg, name) == 0 for name in PARTS):
-        raise ConfigError(f"vector world {', '.join(PARTS)}: all 0, every document would be the zero vector")
-    if all(getattr(cfg, name) == 0 for name in PARTS[1:]):
-        raise ConfigError(f"vector world {', '.join(PARTS[1:])}: all 0, every document would be the shared mean "
-                          "direction (one distinct vector)")
-    if cfg.dim < 2:
-        raise ConfigError(f"vector world dim: {cfg.dim} gives 2 distinct vectors at most (a unit vector in one "
-                          "dimension is +1 or -1); use 2 or more")
-    from ehi.data.embeddings import DTYPES
-
-    if cfg.dtype not in DTYPES:
-        raise ConfigError(f"vector world dtype: {cfg.dtype!r} is not one of {sorted(DTYPES)}")
+            yield f"{name}: {value!r} is above {WEIGHT_MAX:g} (the levels are unit-scale offsets)"
+    yield f"mean_relevant: {cfg.mean_relevant} is below 1 (a facet holds one document at least)" \
+        if cfg.mean_relevant < 1 else None
+    yield (f"mean_relevant: {cfg.mean_relevant} is above n_docs {cfg.n_docs} (one facet would hold the whole "
+           "corpus, every document relevant to every query)") if cfg.mean_relevant > cfg.n_docs else None
+    yield f"{', '.join(PARTS)}: all 0, every document would be the zero vector" \
+        if all(getattr(cfg, name) == 0 for name in PARTS) else None
+    yield (f"{', '.join(PARTS[1:])}: all 0, every document would be the shared mean direction (one distinct "
+           "vector)") if all(getattr(cfg, name) == 0 for name in PARTS[1:]) else None
+    yield (f"dim: {cfg.dim} gives 2 distinct vectors at most (a unit vector in one dimension is +1 or -1); "
+           "use 2 or more") if cfg.dim < 2 else None
+    yield f"dtype: {cfg.dtype!r} is not one of {sorted(DTYPES)}" if cfg.dtype not in DTYPES else None
 
 
 def check_distinct(cfg, drawn, rows, block: int) -> None:

@@ -15,7 +15,7 @@ def _propensities() -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class EvaluationConfig(Section):
-    """Mirrors ``evaluation:`` in workflow/schemas/config.schema.yaml (tests/test_config_schema.py).
+    """The ``evaluation:`` block of the config; the schema's ``evaluation:`` is generated from it (ehi.schema_file).
 
     A rule gets the keys it reads only; the others keep these defaults."""
 

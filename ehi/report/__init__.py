@@ -9,7 +9,7 @@ measures of a collection before training), ``world_fit`` (the synthetic world's 
 collections') with ``world_calibration`` (the world's knobs held to a real collection's facts),
 ``dev_choice`` (training settings chosen on dev: a grid's points, or a setting spread over
 datasets), ``summary_checks`` (a summary's values checked before they are rendered), ``noise`` (where a
-result is noise, said in one line), ``answer`` (``ehi compare``'s answer in one paragraph), ``reproduction`` (a rerun held against the committed results) with
+result is noise, said in one line), ``answer`` (``ehi compare``'s answer in one paragraph), ``compare_check`` (a run of ``ehi compare`` held to the committed study it repeats), ``reproduction`` (a rerun held against the committed results) with
 ``cell_diff`` (where two versions of a result file differ) under ``golden_tolerances`` (the golden
 test's tolerances) and ``report_files`` (the committed files a dataset owns, and what a render may not take from another
 config)."""

@@ -9,14 +9,14 @@ from ehi.core.config import Section, bounded
 
 @dataclass(frozen=True)
 class SearchConfig(Section):
-    """Mirrors ``search:`` in workflow/schemas/config.schema.yaml (tests/test_config_schema.py)."""
+    """The ``search:`` block of the config; the schema's ``search:`` is generated from it (ehi.schema_file)."""
 
     section = "search"
 
     systems: list[str] = field(default_factory=lambda: [
         "pre+exact", "de+exact", "de+faiss-ivf", "de+faiss-hnsw", "de+scann", "de+scann-ah",
         "ehi+tree", "ehi+exact", "ehi+faiss-ivf", "ehi+faiss-hnsw", "ehi+scann"])
-    k: int = bounded(100, minimum=1)  # documents returned per query
+    k: int = bounded(100, minimum=1)  # documents returned per query; at least every metric cutoff (ehi.config_checks)
     batch_size: int = bounded(256, minimum=1)  # queries per search call (recorded with the QPS)
     threads: int = bounded(1, minimum=1)
     tune_split: str = "dev"  # baselines' build parameters are tuned here, never on the evaluated split

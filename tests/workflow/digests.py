@@ -8,12 +8,14 @@ tables themselves. A run on the same kernels matches the digests bit for bit; on
 or kernel path it is compared at the precision that holds across them (ehi/report/golden_tolerances.py
 says which, and what was measured). A change that moves a number beyond that fails the golden test
 until the version of the stage that moved is bumped (ehi/core/versions.py) and the golden updated
-in the same commit:
+in the same commit, or, where the test config itself changed (it is recorded in the golden), the
+golden updated:
 
     python tests/workflow/digests.py            # runs the command above in a temporary directory
     python tests/workflow/digests.py RUN_DIR    # or digests a finished run of it
 
-Either refuses to record a moved digest when no version its file depends on was bumped.
+Either refuses to record a moved digest when neither a version its file depends on was bumped nor
+the test config changed.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import yaml
 
 from ehi.core.io import read_provenance, write_json
 from ehi.core.kernels import kernel_environment, pin_kernels
@@ -41,7 +44,8 @@ REPO = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parent / "golden" / "test_config.json"
 GOLDEN_TABLES = GOLDEN.parent / "tables"
 # two cores, as the workflow test's run: torch's thread count moves the last bits of trained weights
-COMMAND = ["--cores", "2", "main", "--configfile", str(REPO / "config" / "test" / "test.yaml")]
+TEST_CONFIG = REPO / "config" / "test" / "test.yaml"
+COMMAND = ["--cores", "2", "main", "--configfile", str(TEST_CONFIG)]
 TIMING_COLUMNS = {"qps", "seconds", "items_per_second", "threads"}
 # The golden holds for these library versions (bit for bit on one kernel path, to golden_tolerances'
 # tolerances across CPUs and kernel paths), not across them.
@@ -136,6 +140,11 @@ def load_golden() -> dict:
     return json.loads(GOLDEN.read_text())
 
 
+def run_config() -> dict:
+    """The test config as parsed (its comments and layout are no change of the run)."""
+    return yaml.safe_load(TEST_CONFIG.read_text())
+
+
 def mismatches(golden: dict, digests: dict[str, dict], tables: dict[str, pd.DataFrame] | None = None,
                versions: dict[str, int] = VERSIONS) -> list[str]:
     """What differs between a run and the golden beyond golden_tolerances' tolerances, each with what to
@@ -173,17 +182,20 @@ def unbumped_moves(golden: dict, digests: dict[str, dict], versions: dict[str, i
 def update(workdir: Path) -> None:
     digests = run_digests(workdir)
     golden = load_golden() if GOLDEN.exists() else None
-    if golden is not None and golden["environment"] == environment():  # moves on other kernels are expected
+    # moves on other kernels are expected, and so are moves of a changed test config (a golden that
+    # does not record its config cannot show it unchanged)
+    if golden is not None and golden["environment"] == environment() and golden.get("config") == run_config():
         refused = unbumped_moves(golden, digests)
         if refused:
-            raise SystemExit("values moved without a stage version bump, golden left as it is:\n  " + "\n  ".join(refused))
+            raise SystemExit("values moved without a stage version bump or a test config change, golden left as "
+                             "it is:\n  " + "\n  ".join(refused))
     for old in GOLDEN_TABLES.glob("*.parquet"):
         old.unlink()
     GOLDEN_TABLES.mkdir(parents=True, exist_ok=True)
     for name, df in run_tables(workdir).items():
         df.to_parquet(golden_table_path(name), index=False)
     write_json({"command": "snakemake " + " ".join(COMMAND).replace(str(REPO) + "/", ""), "versions": VERSIONS,
-                "environment": environment(), "digests": digests}, GOLDEN)
+                "environment": environment(), "config": run_config(), "digests": digests}, GOLDEN)
     print(f"wrote {GOLDEN} ({len(digests)} digests)")
 
 

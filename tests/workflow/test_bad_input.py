@@ -18,6 +18,8 @@ CHECKED_ONLY_AFTER_TRAINING = [
      "config evaluation.split: dataset 'test' has no 'test' queries"),
     ("an unknown metric cutoff", {"evaluation": {"metrics": ["ndcg@10", "ndcg@ten"]}}, "config evaluation.metrics: 'ndcg@ten'"),
     ("an unknown metric", {"evaluation": {"metrics": ["foo@10"]}}, "config evaluation.metrics: 'foo@10'"),
+    ("a ranking shallower than a metric's cutoff", {"search": {"k": 1}},
+     "config search.k: 1 is below the cutoffs of mrr@10, ndcg@10, recall@10, recall@100 in evaluation.metrics"),
     ("an ablation row of height 0", {"ablations": {"bad": [{"height": 0}]}}, "config ablations.bad[0].height: 0 is less"),
     ("an ablation row of 'three' epochs", {"ablations": {"bad": [{"epochs": "three"}]}},
      "config ablations.bad[0].epochs: 'three' is not of type 'integer'"),

@@ -125,3 +125,32 @@ if MISSING_CACHED:
     _configs = "".join(f" {c if os.path.relpath(c).startswith('..') else os.path.relpath(c)}"
                        for c in workflow.overwrite_configfiles or [])
     print(describe_missing(MISSING_CACHED, RES, ABLATIONS, f" --configfile{_configs}" if _configs else ""), file=sys.stderr)
+
+
+if (config.get("compare_check") or {}).get("run"):
+    _CHECK = config["compare_check"]
+    _CHECKED = [v for replicas in SEED_REPLICAS.values() for v in replicas]
+
+    rule compare_check:
+        """`ehi compare` on this study's own vectors (one seed, copied under compare_check.run) beside
+        the study's seed means on the work axis: each cell within max(3 sd, 0.005) or not."""
+        input:
+            summaries=[cached(f"{RES}/{v}/summary.parquet") for v in _CHECKED],
+            run=[os.path.join(_CHECK["run"], name) for name in ("kmr.csv", "run.json")],
+        output:
+            md=f"results/tables/{DS}_compare_check.md",
+            csv=f"results/tables/{DS}_compare_check.csv",
+        params:
+            dataset=DS,
+            run=_CHECK["run"],
+            summary_variants=_CHECKED,
+            seed_replicas=SEED_REPLICAS,
+            variant_systems=VARIANT_SYSTEM_PATHS,
+            main_seed=config["train"]["seed"],
+            check={key: _CHECK[key] for key in ("systems", "metric", "targets")},
+        log:
+            f"logs/{DS}/compare_check.log",
+        conda:
+            ENV
+        script:
+            "../scripts/compare_check.py"
