@@ -35,20 +35,9 @@ def read_tower_spec(folder: str | os.PathLike) -> dict:
         spec = json.loads(path.read_text())
     except (OSError, ValueError) as err:
         raise ConfigError(f"{path}: not a readable JSON tower spec ({err})") from None
-    if not isinstance(spec, dict):
-        raise ConfigError(f"{path}: a JSON {type(spec).__name__}, not an object of {sorted(SPEC_TYPES)}")
-    unknown = sorted(set(spec) - set(SPEC_TYPES))
-    if unknown or "vectors" not in spec:
-        raise ConfigError(f"{path}: {'unknown key(s) ' + str(unknown) if unknown else 'no vectors'}; "
-                          f"expected {sorted(SPEC_TYPES)} (vectors required)")
-    for key, kind in SPEC_TYPES.items():
-        value = spec.get(key)
-        if key in spec and (not isinstance(value, kind) or (kind is int and isinstance(value, bool))):
-            raise ConfigError(f"{path}: {key} is {value!r}, not a {kind.__name__}")
-    if spec.get("kind", "identity") not in KINDS:
-        raise ConfigError(f"{path}: kind {spec['kind']!r} is not one of {KINDS}")
-    if spec.get("hidden", 0) < 0:
-        raise ConfigError(f"{path}: hidden is {spec['hidden']}, below 0")
+    fault = next((what for what in _spec_faults(spec) if what), None)
+    if fault:
+        raise ConfigError(f"{path}: {fault}")
     # a saved tower knows its width (dim) and searches query vectors without its vectors folder
     docs = _array_file(Path(spec["vectors"]), "docs")
     if "dim" not in spec and not docs:
@@ -58,6 +47,24 @@ def read_tower_spec(folder: str | os.PathLike) -> dict:
         raise ConfigError(f"{path}: dim is {spec['dim']}, but its vectors {spec['vectors']!r} are {width}-d"
                           if spec["dim"] >= 1 else f"{path}: dim is {spec['dim']}, below 1")
     return spec
+
+
+def _spec_faults(spec):
+    """The spec's faults in the order they are checked (a later test reads what an earlier one let
+    through), None where it holds."""
+    if not isinstance(spec, dict):
+        yield f"a JSON {type(spec).__name__}, not an object of {sorted(SPEC_TYPES)}"
+        return
+    unknown = sorted(set(spec) - set(SPEC_TYPES))
+    if unknown or "vectors" not in spec:
+        yield (f"{'unknown key(s) ' + str(unknown) if unknown else 'no vectors'}; "
+               f"expected {sorted(SPEC_TYPES)} (vectors required)")
+    for key, kind in SPEC_TYPES.items():
+        value = spec.get(key)
+        if key in spec and (not isinstance(value, kind) or (kind is int and isinstance(value, bool))):
+            yield f"{key} is {value!r}, not a {kind.__name__}"
+    yield f"kind {spec['kind']!r} is not one of {KINDS}" if spec.get("kind", "identity") not in KINDS else None
+    yield f"hidden is {spec['hidden']}, below 0" if spec.get("hidden", 0) < 0 else None
 
 
 def _array_file(root: Path, kind: str) -> Path | None:
