@@ -113,8 +113,21 @@ def projection(by_rule: dict[str, dict], plan: dict[str, int], wall_s: float) ->
             "wall_s": round(wall_s * planned / done)}
 
 
-def record(out: Path, name: str, dest: Path, commands: list[str], time_logs: list[Path], plan: Path | None = None) -> Path:
-    """Copy the run's files from ``out`` to ``dest`` and write ``dest/run.json``; its path."""
+def stopped_call(start: str, end: str) -> dict:
+    """A call stopped before GNU time could report (killed with its machine): its wall time from the
+    ``date`` stamps around it. Its CPU seconds and memory are not known; the jobs it finished are in
+    ``jobs_by_rule`` all the same (their benchmark files outlive the call)."""
+    from datetime import datetime
+
+    stamps = [datetime.strptime(s.strip(), "%a %b %d %H:%M:%S %Z %Y") for s in (start, end)]
+    return {"start": start.strip(), "end": end.strip(), "wall_s": round((stamps[1] - stamps[0]).total_seconds(), 1)}
+
+
+def record(out: Path, name: str, dest: Path, commands: list[str], time_logs: list[Path], plan: Path | None = None,
+           stopped: list[tuple[str, str]] = ()) -> Path:
+    """Copy the run's files from ``out`` to ``dest`` and write ``dest/run.json``; its path. A run that
+    was stopped and resumed counts each stopped call's wall time; its CPU seconds and peak memory are
+    those GNU time reported (``cpu_s_of_calls``: reported calls of all)."""
     kept = {**KEPT, **(TIMED if (out / TIMED["trained.md"].format(name=name)).is_file() else {})}
     absent = [path.format(name=name) for path in kept.values() if not (out / path.format(name=name)).is_file()]
     if absent:
@@ -124,6 +137,10 @@ def record(out: Path, name: str, dest: Path, commands: list[str], time_logs: lis
         shutil.copyfile(out / there.format(name=name), dest / here)
     run = {"dataset": name, "command": " && ".join(commands), "cpu": cpu_model(), "ehi_commit": git_commit(),
            **cost(time_logs), "jobs_by_rule": jobs_by_rule(out), "files": sorted(kept)}
+    if stopped:
+        run["stopped_calls"] = [stopped_call(*pair) for pair in stopped]
+        run["wall_s"] = round(run["wall_s"] + sum(call["wall_s"] for call in run["stopped_calls"]), 1)
+        run["cpu_s_of_calls"] = f"{len(time_logs)} of {len(time_logs) + len(stopped)}"
     if plan is not None:
         run["projected"] = {"plan": plan.name, **projection(run["jobs_by_rule"], planned_jobs(plan), run["wall_s"])}
     path = dest / "run.json"
@@ -140,8 +157,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--time-log", type=Path, required=True, action="append",
                         help="GNU time -v's report of a command (again for each call)")
     parser.add_argument("--plan", type=Path, default=None, help="a dry run of another seed count, to project its cost")
+    parser.add_argument("--stopped-call", nargs=2, action="append", default=[], metavar=("START", "END"),
+                        help="the `date` stamps around a call stopped before GNU time reported (again for each)")
     args = parser.parse_args(argv)
-    print(record(args.out, args.name, args.dest, args.command, args.time_log, args.plan))
+    print(record(args.out, args.name, args.dest, args.command, args.time_log, args.plan,
+                 [tuple(pair) for pair in args.stopped_call]))
 
 
 if __name__ == "__main__":

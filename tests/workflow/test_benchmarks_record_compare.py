@@ -63,3 +63,18 @@ def test_an_unfinished_run_or_a_log_without_times_is_refused(tmp_path):
     (tmp_path / "bad.log").write_text("Command exited with non-zero status 1\n")
     with pytest.raises(SystemExit, match="no GNU time -v line for user_s, system_s, wall, max_rss_kb"):
         main([str(out), "mine", str(tmp_path / "d"), "--command", "c", "--time-log", str(tmp_path / "bad.log")])
+
+
+def test_a_stopped_and_resumed_run_counts_the_stopped_calls_wall_time(tmp_path):
+    """A call killed with its machine wrote no GNU time report: its wall time comes from the stamps
+    around it, and run.json says its CPU seconds are those of the calls GNU time reported."""
+    out, dest = tmp_path / "OUT", tmp_path / "results" / "mine_compare"
+    finished_run(out)
+    (tmp_path / "time.log").write_text(TIME_LOG)
+    main([str(out), "mine", str(dest), "--command", "ehi compare mine --seeds 0 --out OUT",
+          "--time-log", str(tmp_path / "time.log"),
+          "--stopped-call", "Mon Dec  7 13:32:08 UTC 2026", "Mon Dec  7 14:59:27 UTC 2026"])
+    run = json.loads((dest / "run.json").read_text())
+    assert run["stopped_calls"] == [{"start": "Mon Dec  7 13:32:08 UTC 2026", "end": "Mon Dec  7 14:59:27 UTC 2026",
+                                     "wall_s": 5239.0}]
+    assert (run["wall_s"], run["cpu_s"], run["cpu_s_of_calls"]) == (3723.0 + 5239.0, 3100.0, "1 of 2")
