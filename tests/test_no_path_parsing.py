@@ -60,8 +60,6 @@ LEFT = {
     ("ehi/report/gain_inputs.py", "p.parent.parent.relative_to(results).as_posix(), p.stem"): "a per-query file's "
                                                                                             "variant and system",
     ("ehi/evaluate/dev_tuning.py", "path.parent.parent.relative_to(results)"): "a training log's variant",
-    ("ehi/report/gain_properties.py", 'Path(p).parent.name.removeprefix("trained_")'): "a benchmark's dataset",
-    ("ehi/report/gain_properties.py", "Path(p).parent.name: json.loads"): "a properties file's dataset",
 }
 
 

@@ -13,6 +13,7 @@ The layout (workflow/rules/*.smk write it):
 - ``resources/<dataset>/<variant>/<model>/``: a dataset's heavy artefacts, one folder a setting
   (``main``, an ablation row's ``key~value/...`` path, a seed replica ``.../seed~S``) and model
   (``pre``, ``de``, ``ehi``), a trained tree's index in the EHI model's ``index/``;
+- ``results/<dataset>/properties.json``: what is measured of a dataset before training;
 - ``results/benchmarks/trained_<dataset>/``: the trained-index benchmark of one dataset.
 """
 
@@ -51,6 +52,11 @@ def dataset_results(dataset: str) -> str:
     return f"results/{dataset}"
 
 
+def dataset_properties(dataset: str) -> str:
+    """What is measured of a dataset before training (rule collection_properties)."""
+    return f"{dataset_results(dataset)}/properties.json"
+
+
 def dataset_logs(dataset: str) -> str:
     """A dataset's job logs and Snakemake timings."""
     return f"logs/{dataset}"
@@ -70,3 +76,8 @@ def trained_index(dataset: str, variant: str) -> str:
 def trained_benchmark_folder(dataset: str) -> str:
     """The trained-index benchmark's tables and figure of one dataset (rule trained_benchmark)."""
     return f"results/benchmarks/trained_{dataset}"
+
+
+def trained_matched(dataset: str) -> str:
+    """The trained-index benchmark's table at matched quality (what the gain's properties read)."""
+    return f"{trained_benchmark_folder(dataset)}/trained_matched.parquet"

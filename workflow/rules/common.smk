@@ -4,7 +4,7 @@ import os
 import re
 from pathlib import Path
 
-from ehi.core.catalog import dataset_logs, dataset_resources, dataset_results
+from ehi.core.catalog import dataset_logs, dataset_properties, dataset_resources, dataset_results
 from ehi.core.versions import STAGES, upstream_versions
 from ehi.core.fingerprint import encoder_identity
 from ehi.config_checks import check_config, known_corpus_size
