@@ -30,8 +30,8 @@ def synthetic_report() -> tuple[ReportInputs, ReportSettings]:
                               (0.05, 0.1, 1.0), SYSTEMS, variant_systems=paths,
                               seed_replicas=seeds)
     everything = ReportInputs.of_results(RESULTS, replicas)
-    ours = [f for f in everything.train_logs if f.parents[1].relative_to(RESULTS).as_posix() in settings.variants]
-    return ReportInputs(everything.significance, everything.summaries, tuple(ours), everything.leaves,
+    ours = {v: logs for v, logs in everything.train_logs.items() if v in settings.variants}
+    return ReportInputs(everything.significance, everything.summaries, ours, everything.leaves,
                         everything.ablation_significance), settings
 
 
@@ -47,7 +47,8 @@ def test_build_report_reads_every_declared_input_exactly_once(tmp_path, monkeypa
     monkeypatch.setattr(pq, "read_table", counted(pq.read_table))
     monkeypatch.setattr(pd, "read_parquet", counted(pd.read_parquet))
     inputs, settings = synthetic_report()
-    declared = [inputs.significance, *inputs.summaries, *inputs.train_logs, *inputs.leaves, inputs.ablation_significance]
+    declared = [inputs.significance, *inputs.summaries.values(), *(p for ps in inputs.train_logs.values() for p in ps),
+                *inputs.leaves.values(), inputs.ablation_significance]
     assert len(inputs.summaries) == 6 and inputs.train_logs and inputs.leaves and inputs.ablation_significance
     build_report(inputs, settings, tmp_path / "tables", tmp_path / "figures")
     assert reads == Counter(Path(p).resolve() for p in declared)
