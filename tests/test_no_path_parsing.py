@@ -56,8 +56,6 @@ LEFT = {
     ("ehi/core/console.py", "_SEED_PART = re.compile("): "a replica's seed, in a job's console line",
     # result files grouped by the variant (and model) their folders name: the rules know the
     # variants and could hand them in beside the files
-    ("ehi/report/gain_inputs.py", "p.parent.parent.relative_to(results).as_posix(), p.stem"): "a per-query file's "
-                                                                                            "variant and system",
     ("ehi/evaluate/dev_tuning.py", "path.parent.parent.relative_to(results)"): "a training log's variant",
 }
 
