@@ -72,12 +72,11 @@ def combinations(grid: dict[str, list]) -> list[dict]:
 def point_path(variant: str, point: dict, key_order: list[str]) -> str:
     """The variant path of ``point`` within ``variant`` (``main`` or an ablation row's path): the row's
     parts and the point's, each ``key~value`` as Paramspace writes it, keys in ``key_order``."""
-    from ehi.core.config_schema import ablation_variants, variant_columns
+    from ehi.core.config_schema import ablation_rows, variant_columns, variant_path
 
     parts = {} if variant == "main" else dict(part.split("~", 1) for part in variant.split("/"))
-    row = ablation_variants({"point": [point]}, point, key_order)["point"][0]
-    parts.update(part.split("~", 1) for part in row.split("/"))
-    return "/".join(f"{k}~{parts[k]}" for k in variant_columns(list(parts), key_order))
+    parts.update(ablation_rows({"point": [point]}, point, key_order)["point"][0])
+    return variant_path({k: parts[k] for k in variant_columns(list(parts), key_order)})
 
 
 def grid_points(variant: str, grid: dict[str, list], key_order: list[str]) -> dict[str, dict]:
