@@ -34,7 +34,7 @@ if not workflow.modifier.namespace:
 # complete on its own (layered ones, e.g. config/ablations.yaml, extend the ones before them).
 DEFAULT_CONFIG = os.path.join(workflow.basedir, "config", "config.yaml")
 SCHEMA = os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml")
-# the order in which a variant path names an ablation row's keys (ehi.core.config_schema.ablation_variants)
+# the order in which a variant path names an ablation row's keys (ehi.core.config_schema.ablation_rows)
 TRAIN_KEY_ORDER = variant_key_order(SCHEMA)
 # Every config file read again, strictly (ehi/core/config_files.py): a key given twice is refused
 # naming file and line, and a schema error names the file that set its key. Not in an instance of

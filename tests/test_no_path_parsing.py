@@ -49,7 +49,6 @@ LEFT = {
     # ablation_variants could hand out {variant path: row} once, for these to look up
     ("workflow/rules/common.smk", 'for k, v in (part.split("~", 1) for part in variant.split("/"))'): "train keys",
     ("ehi/train/grid.py", 'dict(part.split("~", 1) for part in variant.split("/"))'): "train keys",
-    ("ehi/report/styles.py", 'dict(part.split("~", 1) for part in v.split("/"))'): "a variant's label",
     # seed replicas (<variant>/seed~S) parsed back into (variant, seed)
     ("ehi/evaluate/seeds.py", "SEED_PART = re.compile("): "a replica's seed",
     ("ehi/core/console.py", "_SEED_PART = re.compile("): "a replica's seed, in a job's console line",

@@ -68,7 +68,9 @@ class ReportSettings:
     "<variant>/<system>"}), shown in the main KMR table and figures beside the main setting's
     systems. ``seed_replicas`` ({variant: its seed replicas}, ehi.evaluate.seeds; empty for one
     seed): the KMR table shows mean ± sd over seeds, with the long table (mean, sd, min, max) and a
-    figure of its own. ``ablation_systems``: the searches the ablation tables compare."""
+    figure of its own. ``ablation_systems``: the searches the ablation tables compare.
+    ``ablation_rows``: each ablation's rows' settings (ehi.core.config_schema.ablation_rows), which
+    the figures and notes name its variants by (ehi.report.styles.variant_names)."""
 
     dataset: str
     variants: tuple[str, ...]
@@ -83,6 +85,7 @@ class ReportSettings:
     systems: tuple[str, ...] | None = None  # search.systems: rows of any other system are left out, with a note
     budget_axis: str = "documents"  # evaluation.budget_axis: what a budget counts (ehi.core.work.on_budget_axis)
     noise_notes: bool = False  # evaluation.noise_notes (ehi.report.noise)
+    ablation_rows: dict = field(default_factory=dict)
 
     @classmethod
     def from_params(cls, params) -> "ReportSettings":

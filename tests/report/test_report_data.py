@@ -9,6 +9,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import yaml
 
+from ehi.core.config_schema import ablation_rows, train_defaults, variant_key_order
 from ehi.evaluate.seeds import setting_replicas
 from ehi.evaluate.variant_systems import config_variant_paths, parse
 from ehi.report.report_data import ReportInputs, ReportSettings
@@ -22,13 +23,15 @@ SYSTEMS = ("ehi+tree", "ehi+exact")
 def synthetic_report() -> tuple[ReportInputs, ReportSettings]:
     """The inputs and settings rule tables has for the committed synthetic results."""
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    paths = config_variant_paths(config, REPO / "workflow" / "schemas" / "config.schema.yaml")
+    schema = REPO / "workflow" / "schemas" / "config.schema.yaml"
+    paths = config_variant_paths(config, schema)
     floor = parse(paths)[0].variant
+    rows = ablation_rows(config["ablations"], {**train_defaults(schema), **config["train"]}, variant_key_order(schema))
     seeds = setting_replicas(parse(paths), config["train"]["seeds"], 0)
     replicas = [r for rs in seeds.values() for r in rs]
     settings = ReportSettings("synthetic", ("main", floor), {"floor": [floor]}, ("ndcg@10", "recall@100"),
                               (0.05, 0.1, 1.0), SYSTEMS, variant_systems=paths,
-                              seed_replicas=seeds)
+                              seed_replicas=seeds, ablation_rows=rows)
     everything = ReportInputs.of_results(RESULTS, replicas)
     ours = {v: logs for v, logs in everything.train_logs.items() if v in settings.variants}
     return ReportInputs(everything.significance, everything.summaries, ours, everything.leaves,

@@ -92,7 +92,8 @@ def test_a_variant_system_joins_the_main_kmr_table_with_its_variants_numbers(tmp
     variants = ["main", "indexer_init~kmeans"]
     report(results, "scifact", variants, {"stabiliser": ["indexer_init~kmeans"]}, ["ndcg@10"], [0.05, 0.1, 1.0],
                  tmp_path / "tables", tmp_path / "figures",
-                 variant_systems={"ehi-warm+tree": "indexer_init~kmeans/ehi+tree"})
+                 variant_systems={"ehi-warm+tree": "indexer_init~kmeans/ehi+tree"},
+                 ablation_rows={"stabiliser": [{"indexer_init": "kmeans"}]})
     table = pd.read_csv(tmp_path / "tables" / "scifact_kmr.csv").set_index("system")
     variant = kmr_wide(read_table(results / variants[1] / "summary.parquet", "summary"), ["ndcg@10"], [0.05, 0.1, 1.0])
     main = kmr_wide(read_table(results / "main" / "summary.parquet", "summary"), ["ndcg@10"], [0.05, 0.1, 1.0])

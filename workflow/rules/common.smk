@@ -15,7 +15,7 @@ from ehi.data.manifest import check_manifest
 from ehi.data.produced import produced_folders, produced_inputs
 from ehi.vector_checks import check_vectors_folder
 from ehi.core.config import canonical
-from ehi.core.config_schema import ablation_variants
+from ehi.core.config_schema import ablation_rows, variant_path
 from ehi.train.model_keys import model_settings
 from ehi.search.grids import tree_leaf_count
 from ehi.search.factory_kinds import check_factories
@@ -86,12 +86,14 @@ _ENCODER_ID = _ENCODER if os.path.normpath(_ENCODER) in produced_folders(config)
 ENCODER_ID = {"encoder_id": _ENCODER_ID} if _ENCODER_ID != _ENCODER else {}
 
 
-# {ablation name: [variant path]}, Paramspace-style key~value/... paths (ehi.core.config_schema)
-ABLATIONS = ablation_variants(config["ablations"], config["train"], TRAIN_KEY_ORDER)
+# {ablation name: [its rows' settings]}, and {ablation name: [variant path]}, their Paramspace-style
+# key~value/... paths (ehi.core.config_schema)
+ABLATION_ROWS = ablation_rows(config["ablations"], config["train"], TRAIN_KEY_ORDER)
+ABLATIONS = {name: list(map(variant_path, rows)) for name, rows in ABLATION_ROWS.items()}
 # the names a job's console lines call its setting by (ehi.core.console.label): the
 # environment, not a param, since a param or shell change would retrain every cached model
 os.environ[VARIANT_NAMES_ENV] = json.dumps({**json.loads(os.environ.get(VARIANT_NAMES_ENV) or "{}"),
-                                            **{v: n for v, n in variant_names(ABLATIONS).items() if v != "main"}})
+                                            **{v: n for v, n in variant_names(ABLATION_ROWS).items() if v != "main"}})
 
 
 def variant_overrides(variant):

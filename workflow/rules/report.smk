@@ -70,6 +70,7 @@ rule tables:
         seed_replicas=SEED_REPLICAS if len(SEEDS) > 1 else {},
         main_seed=config["train"]["seed"],
         ablations=ABLATIONS,
+        ablation_rows=ABLATION_ROWS,  # their settings, which the figures name the variants by
         results_dir=lambda w, input: os.path.dirname(input.significance),
         metrics=config["evaluation"]["metrics"],
         targets=config["evaluation"]["targets"],
