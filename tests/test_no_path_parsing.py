@@ -45,15 +45,16 @@ NOT_NAMES = {
 
 # (file, text on the line) -> the name it still reads back out of a path: issue 68 point 3, to convert
 LEFT = {
-    # variant paths (Paramspace key~value/...) parsed back into the train keys of their ablation row:
-    # ablation_variants could hand out {variant path: row} once, for these to look up
+    # a job's variant wildcard (any key~value/... path the wildcard pattern takes, a seed replica or a
+    # grid point too) parsed back into the train keys it sets: ablation_rows names only the config's
+    # rows, so a lookup there would refuse a variant asked for by path
     ("workflow/rules/common.smk", 'for k, v in (part.split("~", 1) for part in variant.split("/"))'): "train keys",
     ("ehi/train/grid.py", 'dict(part.split("~", 1) for part in variant.split("/"))'): "train keys",
     # seed replicas (<variant>/seed~S) parsed back into (variant, seed)
     ("ehi/evaluate/seeds.py", "SEED_PART = re.compile("): "a replica's seed",
     ("ehi/core/console.py", "_SEED_PART = re.compile("): "a replica's seed, in a job's console line",
-    # result files grouped by the variant (and model) their folders name: the rules know the
-    # variants and could hand them in beside the files
+    # a command-line record of every training log under a results folder, whichever config made it:
+    # no rule or config hands it the variants
     ("ehi/evaluate/dev_tuning.py", "path.parent.parent.relative_to(results)"): "a training log's variant",
 }
 
