@@ -17,7 +17,8 @@ def requested_targets():
 
 
 def report_only(cached_results: bool) -> bool:
-    """Whether this run only re-renders the report (targets ``tables`` and/or ``claims`` alone) from
-    cached results as they are; ``cached_results``: whether such results exist."""
+    """Whether this run only re-renders the report (targets ``tables``, ``claims`` and
+    ``compare_check``, which holds a kept compare run to the cached summaries, alone) from cached
+    results as they are; ``cached_results``: whether such results exist."""
     targets = set(requested_targets())
-    return bool(targets) and targets <= {"tables", "claims"} and cached_results
+    return bool(targets) and targets <= {"tables", "claims", "compare_check"} and cached_results
