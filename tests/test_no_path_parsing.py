@@ -45,11 +45,6 @@ NOT_NAMES = {
 
 # (file, text on the line) -> the name it still reads back out of a path: issue 68 point 3, to convert
 LEFT = {
-    # a job's variant wildcard (any key~value/... path the wildcard pattern takes, a seed replica or a
-    # grid point too) parsed back into the train keys it sets: ablation_rows names only the config's
-    # rows, so a lookup there would refuse a variant asked for by path
-    ("workflow/rules/common.smk", 'for k, v in (part.split("~", 1) for part in variant.split("/"))'): "train keys",
-    ("ehi/train/grid.py", 'dict(part.split("~", 1) for part in variant.split("/"))'): "train keys",
     # seed replicas (<variant>/seed~S) parsed back into (variant, seed)
     ("ehi/evaluate/seeds.py", "SEED_PART = re.compile("): "a replica's seed",
     ("ehi/core/console.py", "_SEED_PART = re.compile("): "a replica's seed, in a job's console line",

@@ -3,7 +3,8 @@
 A config names things (a collection the DAG builds, an encoding, a world, a tower, a dataset, a
 setting's variant and seed, a trained tree); rules, the report and the benchmarks ask this module
 where each one lives, and carry the name beside the path from then on. Nothing reads a name back
-out of a path: a function that needs the name is handed it.
+out of a path: a function that needs the name is handed it. A job's variant wildcard is looked up
+among the settings its config declares (:class:`Setting`), not split back into the keys it sets.
 
 The layout (workflow/rules/*.smk write it):
 
@@ -19,7 +20,10 @@ The layout (workflow/rules/*.smk write it):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import PurePosixPath
+
+from ehi.core.errors import ConfigError
 
 # config section -> the folder its entries are written under (workflow/rules/produced.smk)
 PRODUCED_ROOTS = {"collections": "resources/sources", "encodings": "resources/vectors", "worlds": "resources/worlds",
@@ -66,6 +70,42 @@ def model_folder(dataset: str, variant: str, model: str) -> str:
     """One model of one setting (``variant``: ``main``, an ablation row's path or a seed replica):
     its embeddings (``emb/``) and, for EHI, its index (``index/``)."""
     return f"{dataset_resources(dataset)}/{variant}/{model}"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """What one variant path a config declares stands for: the train keys it sets ({key: the text its
+    path writes}, :func:`ehi.core.config_schema.ablation_rows`), and the setting it is a seed replica
+    of with its seed (``replicates`` itself and ``seed`` None where it is none)."""
+
+    keys: dict[str, str]
+    replicates: str
+    seed: int | None = None
+
+    def values(self) -> dict:
+        """The keys as the values a training is given: {'height': '1', 'floor': 'kmeans'} -> {'height': 1, 'floor': 'kmeans'}."""
+        import yaml
+
+        def value(text):
+            # YAML reads 1e-12 (Python's spelling of a small float, as a variant path writes it) as a string
+            parsed = yaml.safe_load(text)
+            try:
+                return float(parsed) if isinstance(parsed, str) else parsed
+            except ValueError:
+                return parsed
+
+        return {k: value(v) for k, v in self.keys.items()}
+
+
+def variant_setting(settings: dict[str, Setting], variant: str) -> Setting:
+    """The setting ``variant`` (a job's variant wildcard) names among a config's ``settings``
+    ({variant path: Setting}, built once from the config), refused in one line where it names none."""
+    try:
+        return settings[variant]
+    except KeyError:
+        raise ConfigError(f"variant {variant!r}: no setting of this config has that path; its settings are main, "
+                          "each row of ablations, each point of a train key's {choose: [...]} grid and each "
+                          "other seed of train.seeds (a seed~S replica)") from None
 
 
 def trained_index(dataset: str, variant: str) -> str:

@@ -4,7 +4,7 @@ import os
 import re
 from pathlib import Path
 
-from ehi.core.catalog import dataset_logs, dataset_properties, dataset_resources, dataset_results
+from ehi.core.catalog import Setting, dataset_logs, dataset_properties, dataset_resources, dataset_results, variant_setting
 from ehi.core.versions import STAGES, upstream_versions
 from ehi.core.fingerprint import encoder_identity
 from ehi.config_checks import check_config, known_corpus_size
@@ -21,8 +21,8 @@ from ehi.search.grids import tree_leaf_count
 from ehi.search.factory_kinds import check_factories
 from ehi.search.registry import ann_kind, rule_settings
 from ehi.evaluate.variant_systems import resolve as resolve_variant_systems
-from ehi.evaluate.seeds import replica, setting_replicas, split_replica
-from ehi.train.grid import as_choices, grid_points, model_grid
+from ehi.evaluate.seeds import replica, setting_replicas
+from ehi.train.grid import as_choices, grid_points, grid_settings, model_grid
 from ehi.report.styles import variant_names
 from ehi.core.console import VARIANT_NAMES_ENV
 from ehi.core.unfinished import date_back, outdate_unfinished
@@ -90,6 +90,11 @@ ENCODER_ID = {"encoder_id": _ENCODER_ID} if _ENCODER_ID != _ENCODER else {}
 # key~value/... paths (ehi.core.config_schema)
 ABLATION_ROWS = ablation_rows(config["ablations"], config["train"], TRAIN_KEY_ORDER)
 ABLATIONS = {name: list(map(variant_path, rows)) for name, rows in ABLATION_ROWS.items()}
+# {variant path: its Setting (ehi.core.catalog)} of every setting the config declares: main and the
+# ablation rows here, their grid points and seed replicas once those are named below. A job's variant
+# wildcard is looked up here (variant_setting), so a path the config declares nowhere is refused
+SETTINGS = {"main": Setting({}, "main"),
+            **{variant_path(row): Setting(row, variant_path(row)) for rows in ABLATION_ROWS.values() for row in rows}}
 # the names a job's console lines call its setting by (ehi.core.console.label): the
 # environment, not a param, since a param or shell change would retrain every cached model
 os.environ[VARIANT_NAMES_ENV] = json.dumps({**json.loads(os.environ.get(VARIANT_NAMES_ENV) or "{}"),
@@ -97,27 +102,21 @@ os.environ[VARIANT_NAMES_ENV] = json.dumps({**json.loads(os.environ.get(VARIANT_
 
 
 def variant_overrides(variant):
-    """The train keys a variant path sets: 'height~1/branching~64' -> {'height': 1, 'branching': 64}."""
-    if variant == "main":
-        return {}
-    import yaml
+    """The train keys a variant sets, as values: {'height': '1', 'branching': '64'} -> {'height': 1, 'branching': 64}."""
+    return variant_setting(SETTINGS, variant).values()
 
-    def value(text):
-        # YAML reads 1e-12 (Python's spelling of a small float, as the path holds it) as a string
-        parsed = yaml.safe_load(text)
-        try:
-            return float(parsed) if isinstance(parsed, str) else parsed
-        except ValueError:
-            return parsed
 
-    return {k: value(v) for k, v in (part.split("~", 1) for part in variant.split("/"))}
+def split_replica(variant):
+    """(the setting ``variant`` replicates, its seed): (variant, None) where it is no seed replica."""
+    setting = variant_setting(SETTINGS, variant)
+    return setting.replicates, setting.seed
 
 
 def train_params(variant, model, dev_choice=()):
     """The TrainConfig of one model in one variant, keys sorted: as a param, a reordered config must
     not rerun training. DE gets only the keys DE reads (ehi.train.model_keys), so a tree setting
     reruns EHI alone. ``seeds`` is the workflow's (which replicas exist), not the training's: a
-    replica's own seed comes in through its path."""
+    replica's own seed comes in among the keys its setting sets."""
     params = {**config["train"], **variant_overrides(variant), "max_length": config["encoder"]["max_length"]}
     # a setting's other seeds train at its dev choice (ehi.train.grid.apply_choice reads it in the job)
     params.update(as_choices(variant_grid(split_replica(variant)[0], model)))
@@ -201,7 +200,7 @@ def variant_grid(variant, model):
 
 def grid_points_of(variant, model):
     """{point path: its grid values} that ``model`` is trained at in ``variant``, for its dev choice."""
-    return grid_points(variant, variant_grid(variant, model), TRAIN_KEY_ORDER)
+    return grid_points(variant_setting(SETTINGS, variant).keys, variant_grid(variant, model), TRAIN_KEY_ORDER)
 
 
 def dev_choice_input(wildcards, model):
@@ -251,6 +250,9 @@ VARIANTS = ["main"] + [v for vs in ABLATIONS.values() for v in vs]
 ABLATION_PATHS = set(VARIANTS[1:])
 # {model: [the settings it is chosen on dev in]}: main and ablation rows whose models read a grid key
 GRIDDED = {m: [v for v in VARIANTS if variant_grid(v, m)] for m in ("de", "ehi")}
+# each grid point: a setting of its own, trained with train.seed (ehi/train/grid.py)
+SETTINGS.update({path: Setting(keys, path) for m, vs in GRIDDED.items() for v in vs
+                 for path, keys in grid_settings(SETTINGS[v].keys, variant_grid(v, m), TRAIN_KEY_ORDER).items()})
 # the dev-choice records of every gridded setting (rule dev_grid), what `all` and `train_all` ask for
 GRID_CHOICES = [f"{RES}/{v}/dev_grid/{m}.parquet" for m, vs in GRIDDED.items() for v in vs
                 if m in {s.split("+")[0] for s in variant_systems(v)}]
@@ -267,6 +269,9 @@ VARIANT_SYSTEM_PATHS = {spec.name: spec.path for spec in VARIANT_SYSTEMS}
 SEEDS = config["train"]["seeds"] or [config["train"]["seed"]]
 SEED_REPLICAS = setting_replicas(VARIANT_SYSTEMS, SEEDS, config["train"]["seed"])
 REPLICAS = [r for rs in SEED_REPLICAS.values() for r in rs[1:]]
+# each replica: its setting's keys and its own train.seed
+SETTINGS.update({replica(v, s): Setting({**SETTINGS[v].keys, "seed": f"{s}"}, v, s)
+                 for v in SEED_REPLICAS for s in SEEDS if s != config["train"]["seed"]})
 
 
 MISSING_CACHED = []  # what a report-only run goes without (named by report.smk, not a MissingInputException)
