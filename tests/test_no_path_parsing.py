@@ -45,9 +45,6 @@ NOT_NAMES = {
 
 # (file, text on the line) -> the name it still reads back out of a path: issue 68 point 3, to convert
 LEFT = {
-    # seed replicas (<variant>/seed~S) parsed back into (variant, seed)
-    ("ehi/evaluate/seeds.py", "SEED_PART = re.compile("): "a replica's seed",
-    ("ehi/core/console.py", "_SEED_PART = re.compile("): "a replica's seed, in a job's console line",
     # a command-line record of every training log under a results folder, whichever config made it:
     # no rule or config hands it the variants
     ("ehi/evaluate/dev_tuning.py", "path.parent.parent.relative_to(results)"): "a training log's variant",

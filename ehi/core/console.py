@@ -15,20 +15,26 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 
-# {variant path: its name} the workflow puts in the jobs' environment (workflow/rules/common.smk)
+# {variant path: what a console line calls it} the workflow puts in the jobs' environment
+# (workflow/rules/common.smk, from :func:`console_names`)
 VARIANT_NAMES_ENV = "EHI_VARIANT_NAMES"
-_SEED_PART = re.compile(r"(?:^|/)seed~(-?\d+)$")  # ehi.evaluate.seeds' replica paths: ``<variant>/seed~S``
+
+
+def console_names(names: dict[str, str], seed_replicas: dict[str, dict[str, int]]) -> dict[str, str]:
+    """{variant path: what a console line calls it}: each setting by its name in ``names``, each seed
+    replica (``seed_replicas``: {variant: {path: seed}}, ehi.evaluate.seeds.replicas) by its seed,
+    then its setting's name (``seed~1 floor``); a setting without a name by its path ("main")."""
+    out = dict(names)
+    for variant, paths in seed_replicas.items():
+        out.update({path: f"seed~{seed} {names.get(variant, variant)}" for path, seed in paths.items() if path != variant})
+    return out
 
 
 def setting_label(variant: str) -> str:
-    """``seed~1 floor`` for the variant path ``indexer_init~ivf/.../floor~kmeans/seed~1``: the seed,
-    then the setting by its name in $EHI_VARIANT_NAMES (its path where it has none; "main")."""
-    seed = _SEED_PART.search(variant)
-    setting = (variant[: seed.start()] or "main") if seed else variant
-    names = json.loads(os.environ.get(VARIANT_NAMES_ENV) or "{}")
-    return " ".join([*([f"seed~{seed.group(1)}"] if seed else []), names.get(setting, setting)])
+    """``seed~1 floor`` for the variant path ``indexer_init~ivf/.../floor~kmeans/seed~1``: what
+    $EHI_VARIANT_NAMES calls it (:func:`console_names`), its path where it names it nothing."""
+    return json.loads(os.environ.get(VARIANT_NAMES_ENV) or "{}").get(variant, variant)
 
 
 def label(dataset: str | None, variant: str | None = None) -> str:

@@ -66,7 +66,7 @@ class ReportInputs:
 class ReportSettings:
     """Rule tables' params. ``variant_systems``: evaluation.variant_systems ({name:
     "<variant>/<system>"}), shown in the main KMR table and figures beside the main setting's
-    systems. ``seed_replicas`` ({variant: its seed replicas}, ehi.evaluate.seeds; empty for one
+    systems. ``seed_replicas`` ({variant: {its seed replicas: their seeds}}, ehi.evaluate.seeds; empty for one
     seed): the KMR table shows mean ± sd over seeds, with the long table (mean, sd, min, max) and a
     figure of its own. ``ablation_systems``: the searches the ablation tables compare.
     ``ablation_rows``: each ablation's rows' settings (ehi.core.config_schema.ablation_rows), which
@@ -81,7 +81,6 @@ class ReportSettings:
     alpha: float = 0.05  # the ablation tests' (rule ablation_significance), in their caption
     variant_systems: dict = field(default_factory=dict)
     seed_replicas: dict = field(default_factory=dict)
-    main_seed: int = 0
     systems: tuple[str, ...] | None = None  # search.systems: rows of any other system are left out, with a note
     budget_axis: str = "documents"  # evaluation.budget_axis: what a budget counts (ehi.core.work.on_budget_axis)
     noise_notes: bool = False  # evaluation.noise_notes (ehi.report.noise)

@@ -164,7 +164,7 @@ def _render(data: ReportData, s: ReportSettings, tables: Path, figures: Path) ->
         log.warning(near_chance.removeprefix("Warning: "))
     seeded = None
     if s.seed_replicas:
-        seeded = seeded_summary(data.summaries, s.seed_replicas, specs, s.main_seed)
+        seeded = seeded_summary(data.summaries, s.seed_replicas, specs)
         wide, long = kmr_over_seeds_wide(listed_systems_only(seeded, "", seeded.system if listed is None else listed)[0],
                                          metrics, targets, one_seed_spread=not s.noise_notes)
         caption += " Mean ± sd over training seeds (each seed at its own largest point not above the budget)."

@@ -78,7 +78,7 @@ def test_the_committed_kmr_table_comes_out_of_the_committed_summaries():
     committed = pd.read_csv(REPO / "results" / "tables" / "synthetic_kmr.csv")
     metrics = list(dict.fromkeys(committed.metric))
     targets = [float(c.rstrip("%")) / 100 for c in committed.columns[3:]]
-    seeded = seeded_main_summary(results, setting_replicas(specs, [0, 1, 2], 0), specs, main_seed=0)
+    seeded = seeded_main_summary(results, setting_replicas(specs, [0, 1, 2], 0), specs)
     assert {"ehi-floor+tree", "ehi+tree"} <= set(seeded.system)
     assert sorted(seeded.seed.unique()) == [0, 1, 2]
     table, _ = kmr_over_seeds_wide(seeded, metrics, targets)

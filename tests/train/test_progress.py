@@ -69,10 +69,14 @@ def test_a_short_epoch_gets_a_line_at_each_quarter_of_its_steps(caplog):
 
 
 def test_a_trainings_console_label_names_its_dataset_seed_and_setting(monkeypatch):
-    from ehi.core.console import VARIANT_NAMES_ENV
+    import json
+
+    from ehi.core.console import VARIANT_NAMES_ENV, console_names
     from ehi.train.progress import job_label
 
-    monkeypatch.setenv(VARIANT_NAMES_ENV, '{"indexer_init~ivf/floor~kmeans": "floor"}')
+    floor = "indexer_init~ivf/floor~kmeans"
+    seeds = {"main": {"main": 0, "seed~1": 1}, floor: {floor: 0, f"{floor}/seed~2": 2}}
+    monkeypatch.setenv(VARIANT_NAMES_ENV, json.dumps(console_names({floor: "floor"}, seeds)))
     assert job_label("resources/synthetic/main/ehi/train") == "[synthetic main]"
     assert job_label("resources/synthetic/seed~1/de/train") == "[synthetic seed~1 main]"
     assert job_label("/w/resources/synthetic/indexer_init~ivf/floor~kmeans/seed~2/ehi/train") == "[synthetic seed~2 floor]"

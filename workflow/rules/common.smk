@@ -24,7 +24,7 @@ from ehi.evaluate.variant_systems import resolve as resolve_variant_systems
 from ehi.evaluate.seeds import replica, setting_replicas
 from ehi.train.grid import as_choices, grid_points, grid_settings, model_grid
 from ehi.report.styles import variant_names
-from ehi.core.console import VARIANT_NAMES_ENV
+from ehi.core.console import VARIANT_NAMES_ENV, console_names
 from ehi.core.unfinished import date_back, outdate_unfinished
 from ehi.report.report_files import untested_ablation_variants
 
@@ -95,10 +95,6 @@ ABLATIONS = {name: list(map(variant_path, rows)) for name, rows in ABLATION_ROWS
 # wildcard is looked up here (variant_setting), so a path the config declares nowhere is refused
 SETTINGS = {"main": Setting({}, "main"),
             **{variant_path(row): Setting(row, variant_path(row)) for rows in ABLATION_ROWS.values() for row in rows}}
-# the names a job's console lines call its setting by (ehi.core.console.label): the
-# environment, not a param, since a param or shell change would retrain every cached model
-os.environ[VARIANT_NAMES_ENV] = json.dumps({**json.loads(os.environ.get(VARIANT_NAMES_ENV) or "{}"),
-                                            **{v: n for v, n in variant_names(ABLATION_ROWS).items() if v != "main"}})
 
 
 def variant_overrides(variant):
@@ -264,14 +260,18 @@ with exit_on_user_error("snakemake"):
     VARIANT_SYSTEMS = resolve_variant_systems(config["evaluation"].get("variant_systems"), ABLATIONS,
                                               variant_systems, config["search"]["systems"])
 VARIANT_SYSTEM_PATHS = {spec.name: spec.path for spec in VARIANT_SYSTEMS}
-# train.seeds: the main setting and the variants reported beside it, once per seed ({variant: [its
-# own path, then a seed~S replica per other seed]}); the replicas are variants like any other.
+# train.seeds: the main setting and the variants reported beside it, once per seed ({variant: {its
+# own path: train.seed, then a seed~S replica per other seed: S}}); the replicas are variants like any other.
 SEEDS = config["train"]["seeds"] or [config["train"]["seed"]]
 SEED_REPLICAS = setting_replicas(VARIANT_SYSTEMS, SEEDS, config["train"]["seed"])
-REPLICAS = [r for rs in SEED_REPLICAS.values() for r in rs[1:]]
+REPLICAS = [r for v, rs in SEED_REPLICAS.items() for r in rs if r != v]
 # each replica: its setting's keys and its own train.seed
-SETTINGS.update({replica(v, s): Setting({**SETTINGS[v].keys, "seed": f"{s}"}, v, s)
-                 for v in SEED_REPLICAS for s in SEEDS if s != config["train"]["seed"]})
+SETTINGS.update({r: Setting({**SETTINGS[v].keys, "seed": f"{s}"}, v, s)
+                 for v, rs in SEED_REPLICAS.items() for r, s in rs.items() if r != v})
+# the names a job's console lines call its setting by, a replica's with its seed (ehi.core.console.label):
+# the environment, not a param, since a param or shell change would retrain every cached model
+os.environ[VARIANT_NAMES_ENV] = json.dumps({**json.loads(os.environ.get(VARIANT_NAMES_ENV) or "{}"), **console_names(
+    {v: n for v, n in variant_names(ABLATION_ROWS).items() if v != "main"}, SEED_REPLICAS)})
 
 
 MISSING_CACHED = []  # what a report-only run goes without (named by report.smk, not a MissingInputException)

@@ -17,9 +17,9 @@ def report_input(path, report_only):
 
 
 def across_seeding(name, datasets):
-    """What the cross-dataset table and the gain need of one dataset's seeds: {variant: its seed replicas} of the
-    main setting and each variant system's variant (none for one seed), the variant systems, the
-    main seed (as the dataset's own tables rule: ehi.evaluate.seeds)."""
+    """What the cross-dataset table and the gain need of one dataset's seeds: {variant: {its seed replicas:
+    their seeds}} of the main setting and each variant system's variant (none for one seed), and the
+    variant systems (as the dataset's own tables rule: ehi.evaluate.seeds)."""
     from ehi.evaluate.seeds import setting_replicas
     from ehi.evaluate.variant_systems import parse as parse_variant_systems
 
@@ -28,7 +28,7 @@ def across_seeding(name, datasets):
     seeds = train.get("seeds") or [main_seed]
     systems = config_variant_paths(datasets[name], SCHEMA)
     return {"seed_replicas": setting_replicas(parse_variant_systems(systems), seeds, main_seed) if len(seeds) > 1 else {},
-            "variant_systems": systems, "main_seed": main_seed}
+            "variant_systems": systems}
 
 
 # The gain tables' helpers (gain.smk).

@@ -12,9 +12,12 @@ GAIN_FIGURE = f"results/figures/{GAIN.get('name')}"
 with exit_on_user_error("snakemake"):
     # {name: (its config, whether this config runs it)} in the table's order
     GAIN_DATASETS = gain_datasets(GAIN, DATASETS)
-    # what the gain table reads of each: its leaf count, its main seed, its variant systems' paths
+    # what the gain table reads of each: its leaf count, its main seed, its variant systems' paths and,
+    # trained with several seeds, its seed replicas (a key only then: one seed's params stay as they were)
+    _GAIN_SEEDING = {n: across_seeding(n, {m: cfg for m, (cfg, _) in GAIN_DATASETS.items()}) for n in GAIN_DATASETS}
     GAIN_SETTINGS = {n: {"branching": cfg.get("train", {}).get("branching"), "main_seed": cfg.get("train", {}).get("seed", 0),
-                         "variant_systems": config_variant_paths(cfg, SCHEMA)}
+                         "variant_systems": config_variant_paths(cfg, SCHEMA),
+                         **({"seed_replicas": _GAIN_SEEDING[n]["seed_replicas"]} if _GAIN_SEEDING[n]["seed_replicas"] else {})}
                      for n, (cfg, _) in GAIN_DATASETS.items()}
 # the datasets measured before training (rule collection_properties, asked for by name: it needs the
 # dataset's pretrained vectors) and those with a committed trained benchmark (rule trained_benchmark)

@@ -68,7 +68,6 @@ rule tables:
         train_log_variants=[v for v, ps in TABLE_TRAIN_LOGS.items() for _ in ps],
         leaves_variants=[v for v, p in TABLE_LEAVES.items() if p],
         seed_replicas=SEED_REPLICAS if len(SEEDS) > 1 else {},
-        main_seed=config["train"]["seed"],
         ablations=ABLATIONS,
         ablation_rows=ABLATION_ROWS,  # their settings, which the figures name the variants by
         results_dir=lambda w, input: os.path.dirname(input.significance),
@@ -159,7 +158,6 @@ if (config.get("compare_check") or {}).get("run"):
             summary_variants=_CHECKED,
             seed_replicas=SEED_REPLICAS,
             variant_systems=VARIANT_SYSTEM_PATHS,
-            main_seed=config["train"]["seed"],
             check={key: _CHECK[key] for key in ("systems", "metric", "targets")},
         log:
             f"logs/{DS}/compare_check.log",
