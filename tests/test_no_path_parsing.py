@@ -44,11 +44,7 @@ NOT_NAMES = {
 }
 
 # (file, text on the line) -> the name it still reads back out of a path: issue 68 point 3, to convert
-LEFT = {
-    # a command-line record of every training log under a results folder, whichever config made it:
-    # no rule or config hands it the variants
-    ("ehi/evaluate/dev_tuning.py", "path.parent.parent.relative_to(results)"): "a training log's variant",
-}
+LEFT: dict[tuple[str, str], str] = {}
 
 
 def walked_files():

@@ -4,7 +4,7 @@ import os
 import re
 from pathlib import Path
 
-from ehi.core.catalog import Setting, dataset_logs, dataset_properties, dataset_resources, dataset_results, variant_setting
+from ehi.core.catalog import dataset_logs, dataset_properties, dataset_resources, dataset_results, declared_settings, variant_setting
 from ehi.core.versions import STAGES, upstream_versions
 from ehi.core.fingerprint import encoder_identity
 from ehi.config_checks import check_config, known_corpus_size
@@ -22,7 +22,7 @@ from ehi.search.factory_kinds import check_factories
 from ehi.search.registry import ann_kind, rule_settings
 from ehi.evaluate.variant_systems import resolve as resolve_variant_systems
 from ehi.evaluate.seeds import replica, setting_replicas
-from ehi.train.grid import as_choices, grid_points, grid_settings, model_grid
+from ehi.train.grid import as_choices, grid_points, model_grid
 from ehi.report.styles import variant_names
 from ehi.core.console import VARIANT_NAMES_ENV, console_names
 from ehi.core.unfinished import date_back, outdate_unfinished
@@ -90,11 +90,10 @@ ENCODER_ID = {"encoder_id": _ENCODER_ID} if _ENCODER_ID != _ENCODER else {}
 # key~value/... paths (ehi.core.config_schema)
 ABLATION_ROWS = ablation_rows(config["ablations"], config["train"], TRAIN_KEY_ORDER)
 ABLATIONS = {name: list(map(variant_path, rows)) for name, rows in ABLATION_ROWS.items()}
-# {variant path: its Setting (ehi.core.catalog)} of every setting the config declares: main and the
-# ablation rows here, their grid points and seed replicas once those are named below. A job's variant
-# wildcard is looked up here (variant_setting), so a path the config declares nowhere is refused
-SETTINGS = {"main": Setting({}, "main"),
-            **{variant_path(row): Setting(row, variant_path(row)) for rows in ABLATION_ROWS.values() for row in rows}}
+# {variant path: its Setting} of every setting the config declares (ehi.core.catalog.declared_settings):
+# main and the ablation rows here, with their grid points and seed replicas once those are named below.
+# A job's variant wildcard is looked up here (variant_setting), so a path the config declares nowhere is refused
+SETTINGS = declared_settings(ABLATION_ROWS, TRAIN_KEY_ORDER)
 
 
 def variant_overrides(variant):
@@ -246,9 +245,6 @@ VARIANTS = ["main"] + [v for vs in ABLATIONS.values() for v in vs]
 ABLATION_PATHS = set(VARIANTS[1:])
 # {model: [the settings it is chosen on dev in]}: main and ablation rows whose models read a grid key
 GRIDDED = {m: [v for v in VARIANTS if variant_grid(v, m)] for m in ("de", "ehi")}
-# each grid point: a setting of its own, trained with train.seed (ehi/train/grid.py)
-SETTINGS.update({path: Setting(keys, path) for m, vs in GRIDDED.items() for v in vs
-                 for path, keys in grid_settings(SETTINGS[v].keys, variant_grid(v, m), TRAIN_KEY_ORDER).items()})
 # the dev-choice records of every gridded setting (rule dev_grid), what `all` and `train_all` ask for
 GRID_CHOICES = [f"{RES}/{v}/dev_grid/{m}.parquet" for m, vs in GRIDDED.items() for v in vs
                 if m in {s.split("+")[0] for s in variant_systems(v)}]
@@ -265,9 +261,9 @@ VARIANT_SYSTEM_PATHS = {spec.name: spec.path for spec in VARIANT_SYSTEMS}
 SEEDS = config["train"]["seeds"] or [config["train"]["seed"]]
 SEED_REPLICAS = setting_replicas(VARIANT_SYSTEMS, SEEDS, config["train"]["seed"])
 REPLICAS = [r for v, rs in SEED_REPLICAS.items() for r in rs if r != v]
-# each replica: its setting's keys and its own train.seed
-SETTINGS.update({r: Setting({**SETTINGS[v].keys, "seed": f"{s}"}, v, s)
-                 for v, rs in SEED_REPLICAS.items() for r, s in rs.items() if r != v})
+# every setting declared: each grid point (trained with train.seed, ehi/train/grid.py) and each
+# replica (its setting's keys and its own train.seed) join main and the rows
+SETTINGS = declared_settings(ABLATION_ROWS, TRAIN_KEY_ORDER, TRAIN_GRID, SEED_REPLICAS)
 # the names a job's console lines call its setting by, a replica's with its seed (ehi.core.console.label):
 # the environment, not a param, since a param or shell change would retrain every cached model
 os.environ[VARIANT_NAMES_ENV] = json.dumps({**json.loads(os.environ.get(VARIANT_NAMES_ENV) or "{}"), **console_names(
