@@ -17,9 +17,10 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]  # the repository root: the walk's start
 WALKED = ["ehi", "benchmarks", "workflow", "Snakefile"]
-# ways a path is taken apart: an ancestor by index, a component by index, a key~value or seed~S part
-# split or matched, a last component cut off by hand, a grandparent folder
-PARSING = re.compile(r"""\.parents?\[|\.parts\[|split\(\s*["']~|startswith\(\s*\(?["'][a-z_]*~|rsplit\(\s*["']/"""
+# ways a path is taken apart: an ancestor by index, a component by index or by where another one
+# is (``parts[parts.index("resources") + 1]``), a key~value or seed~S part split or matched, a last
+# component cut off by hand, a grandparent folder
+PARSING = re.compile(r"""\.parents?\[|\.parts\)*\[|parts\)*\.index\(|split\(\s*["']~|startswith\(\s*\(?["'][a-z_]*~|rsplit\(\s*["']/"""
                      r"""|\.parent\.name|\.parent\.parent|seed~\(""")
 
 # (file, text on the line) -> why it is no name read back out of a path
@@ -68,6 +69,15 @@ def listed(file: str, line: str) -> bool:
 def test_no_line_takes_a_result_path_apart_into_a_name():
     unlisted = [f"{file}:{number}: {line}" for file, number, line in hits() if not listed(file, line)]
     assert not unlisted, "ask ehi.core.catalog for the path, or hand the name in beside it:\n" + "\n".join(unlisted)
+
+
+@pytest.mark.parametrize("line", ['dataset, *variant = parts[parts.index("resources") + 1: -2]',
+                                  'if len(parts) - parts.index("resources") < 5:', "name = Path(p).parts[2]",
+                                  "name = list(Path(p).relative_to(root).parts)[1]", "p.parents[1].name"])
+def test_the_walk_sees_a_component_taken_by_index(line):
+    """A folder's component found by index, or by where another one is, is caught (the old
+    ehi.train.progress.job_label read its dataset and variant so)."""
+    assert PARSING.search(line)
 
 
 def test_every_listed_site_is_still_there():

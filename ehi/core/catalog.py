@@ -155,6 +155,11 @@ def setting_train_log(results: str, variant: str, model: str) -> str:
     return f"{results}/{variant}/train_log/{model}.parquet"
 
 
+def training_folder(dataset: str, variant: str, model: str) -> str:
+    """One model's training run (rules train_ehi, train_de: its ``--out-dir``): checkpoint, encoder, indexer."""
+    return f"{model_folder(dataset, variant, model)}/train"
+
+
 def trained_index(dataset: str, variant: str) -> str:
     """The trained tree of one setting: the index folder the search rule loads."""
     return f"{model_folder(dataset, variant, 'ehi')}/index"

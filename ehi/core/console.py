@@ -19,6 +19,10 @@ import os
 # {variant path: what a console line calls it} the workflow puts in the jobs' environment
 # (workflow/rules/common.smk, from :func:`console_names`)
 VARIANT_NAMES_ENV = "EHI_VARIANT_NAMES"
+# {training folder: [its dataset, its variant]} the workflow puts in the jobs' environment
+# (workflow/rules/common.smk, from :func:`training_jobs`): a training, run as a command
+# (workflow/scripts/train.py), is told by the rule's side which job it is, not by its folder's parts
+TRAININGS_ENV = "EHI_TRAININGS"
 
 
 def console_names(names: dict[str, str], seed_replicas: dict[str, dict[str, int]]) -> dict[str, str]:
@@ -43,6 +47,20 @@ def label(dataset: str | None, variant: str | None = None) -> str:
     if not dataset:
         return ""
     return "[" + " ".join([dataset, *([setting_label(variant)] if variant else [])]) + "]"
+
+
+def training_jobs(dataset: str, folders: dict[str, str]) -> dict[str, list[str]]:
+    """{training folder: [dataset, variant]} of ``dataset``'s trainings (``folders``: {folder: the
+    variant trained there}, ehi.core.catalog.training_folder): what :func:`training_label` looks up."""
+    return {os.path.normpath(folder): [dataset, variant] for folder, variant in folders.items()}
+
+
+def training_label(folder: str | os.PathLike) -> str:
+    """The label of the training writing into ``folder`` (``--out-dir``, relative to the run's working
+    folder as the rule gives it): its dataset and setting as $EHI_TRAININGS names them; "" for a
+    folder it names nothing (a training run by hand)."""
+    named = json.loads(os.environ.get(TRAININGS_ENV) or "{}").get(os.path.normpath(os.path.relpath(folder)))
+    return label(*named) if named else ""
 
 
 def job_label(snakemake) -> str:

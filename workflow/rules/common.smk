@@ -4,7 +4,7 @@ import os
 import re
 from pathlib import Path
 
-from ehi.core.catalog import dataset_logs, dataset_properties, dataset_resources, dataset_results, declared_settings, variant_setting
+from ehi.core.catalog import dataset_logs, dataset_properties, dataset_resources, dataset_results, declared_settings, training_folder, variant_setting
 from ehi.core.versions import STAGES, upstream_versions
 from ehi.core.fingerprint import encoder_identity
 from ehi.config_checks import check_config, known_corpus_size
@@ -24,7 +24,7 @@ from ehi.evaluate.variant_systems import resolve as resolve_variant_systems
 from ehi.evaluate.seeds import replica, setting_replicas
 from ehi.train.grid import as_choices, grid_points, model_grid
 from ehi.report.styles import variant_names
-from ehi.core.console import VARIANT_NAMES_ENV, console_names
+from ehi.core.console import TRAININGS_ENV, VARIANT_NAMES_ENV, console_names, training_jobs
 from ehi.core.unfinished import date_back, outdate_unfinished
 from ehi.report.report_files import untested_ablation_variants
 
@@ -268,6 +268,10 @@ SETTINGS = declared_settings(ABLATION_ROWS, TRAIN_KEY_ORDER, TRAIN_GRID, SEED_RE
 # the environment, not a param, since a param or shell change would retrain every cached model
 os.environ[VARIANT_NAMES_ENV] = json.dumps({**json.loads(os.environ.get(VARIANT_NAMES_ENV) or "{}"), **console_names(
     {v: n for v, n in variant_names(ABLATION_ROWS).items() if v != "main"}, SEED_REPLICAS)})
+# each training's dataset and setting, by the folder its rule hands the training script (--out-dir):
+# its console label (ehi.train.progress.job_label), from the environment for the same reason
+os.environ[TRAININGS_ENV] = json.dumps({**json.loads(os.environ.get(TRAININGS_ENV) or "{}"), **training_jobs(
+    DS, {training_folder(DS, v, m): v for v in SETTINGS for m in ("de", "ehi")})})
 
 
 MISSING_CACHED = []  # what a report-only run goes without (named by report.smk, not a MissingInputException)
