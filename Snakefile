@@ -93,7 +93,7 @@ else:
     # ehi/core/plugins.py, ehi/search/factory_kinds.py), not a typed list
     with exit_on_user_error("snakemake"):
         # train keys chosen on dev ({choose: [...]}, ehi/train/grid.py): the schema and every check
-        # read the grid's first value; the grid itself drives the training rules (common.smk)
+        # read the grid's first value; the grid itself drives the training rules (workflow/rules/settings.smk)
         TRAIN_GRID = take_grid(config.setdefault("train", {}))
         validate_config(config, SCHEMA, validate, CONFIG_FILES)
         check_vector_dataset_name(config, CONFIG_FILES, SCHEMA)
@@ -103,6 +103,7 @@ else:
 
 
     include: "workflow/rules/common.smk"
+    include: "workflow/rules/settings.smk"
 
 
     wildcard_constraints:

@@ -134,7 +134,7 @@ def declared_settings(rows: dict[str, list[dict[str, str]]], key_order: list[str
 def config_settings(config: dict, schema_path) -> dict[str, Setting]:
     """:func:`declared_settings` of a config as read from its files (``train`` and ``ablations`` as
     written, the schema's defaults filling what it leaves out): what a command-line tool reads of
-    the settings a config's runs are, as the workflow names them (workflow/rules/common.smk)."""
+    the settings a config's runs are, as the workflow names them (workflow/rules/settings.smk)."""
     from ehi.core.config_schema import ablation_rows, train_defaults, variant_key_order
     from ehi.evaluate.seeds import setting_replicas
     from ehi.evaluate.variant_systems import config_ablations, named_rows

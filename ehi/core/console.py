@@ -17,10 +17,10 @@ import logging
 import os
 
 # {variant path: what a console line calls it} the workflow puts in the jobs' environment
-# (workflow/rules/common.smk, from :func:`console_names`)
+# (workflow/rules/settings.smk, from :func:`console_names`)
 VARIANT_NAMES_ENV = "EHI_VARIANT_NAMES"
 # {training folder: [its dataset, its variant]} the workflow puts in the jobs' environment
-# (workflow/rules/common.smk, from :func:`training_jobs`): a training, run as a command
+# (workflow/rules/settings.smk, from :func:`training_jobs`): a training, run as a command
 # (workflow/scripts/train.py), is told by the rule's side which job it is, not by its folder's parts
 TRAININGS_ENV = "EHI_TRAININGS"
 

@@ -69,7 +69,7 @@ def test_a_short_epoch_gets_a_line_at_each_quarter_of_its_steps(caplog):
 
 
 def test_a_trainings_console_label_names_its_dataset_seed_and_setting(monkeypatch):
-    """The label is what the workflow named the training in its folder with (common.smk fills
+    """The label is what the workflow named the training in its folder with (settings.smk fills
     $EHI_TRAININGS as it fills $EHI_VARIANT_NAMES), read from no part of the folder."""
     import json
 
