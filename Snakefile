@@ -34,7 +34,7 @@ if not workflow.modifier.namespace:
 # complete on its own (layered ones, e.g. config/ablations.yaml, extend the ones before them).
 DEFAULT_CONFIG = os.path.join(workflow.basedir, "config", "config.yaml")
 SCHEMA = os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml")
-# the order in which a variant path names an ablation row's keys (ehi.core.config_schema.ablation_variants)
+# the order in which a variant path names an ablation row's keys (ehi.core.config_schema.ablation_rows)
 TRAIN_KEY_ORDER = variant_key_order(SCHEMA)
 # Every config file read again, strictly (ehi/core/config_files.py): a key given twice is refused
 # naming file and line, and a schema error names the file that set its key. Not in an instance of
@@ -93,7 +93,7 @@ else:
     # ehi/core/plugins.py, ehi/search/factory_kinds.py), not a typed list
     with exit_on_user_error("snakemake"):
         # train keys chosen on dev ({choose: [...]}, ehi/train/grid.py): the schema and every check
-        # read the grid's first value; the grid itself drives the training rules (common.smk)
+        # read the grid's first value; the grid itself drives the training rules (workflow/rules/settings.smk)
         TRAIN_GRID = take_grid(config.setdefault("train", {}))
         validate_config(config, SCHEMA, validate, CONFIG_FILES)
         check_vector_dataset_name(config, CONFIG_FILES, SCHEMA)
@@ -103,6 +103,7 @@ else:
 
 
     include: "workflow/rules/common.smk"
+    include: "workflow/rules/settings.smk"
 
 
     wildcard_constraints:

@@ -3,7 +3,8 @@
 A config names things (a collection the DAG builds, an encoding, a world, a tower, a dataset, a
 setting's variant and seed, a trained tree); rules, the report and the benchmarks ask this module
 where each one lives, and carry the name beside the path from then on. Nothing reads a name back
-out of a path: a function that needs the name is handed it.
+out of a path: a function that needs the name is handed it. A job's variant wildcard is looked up
+among the settings its config declares (:class:`Setting`), not split back into the keys it sets.
 
 The layout (workflow/rules/*.smk write it):
 
@@ -13,12 +14,16 @@ The layout (workflow/rules/*.smk write it):
 - ``resources/<dataset>/<variant>/<model>/``: a dataset's heavy artefacts, one folder a setting
   (``main``, an ablation row's ``key~value/...`` path, a seed replica ``.../seed~S``) and model
   (``pre``, ``de``, ``ehi``), a trained tree's index in the EHI model's ``index/``;
+- ``results/<dataset>/properties.json``: what is measured of a dataset before training;
 - ``results/benchmarks/trained_<dataset>/``: the trained-index benchmark of one dataset.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import PurePosixPath
+
+from ehi.core.errors import ConfigError
 
 # config section -> the folder its entries are written under (workflow/rules/produced.smk)
 PRODUCED_ROOTS = {"collections": "resources/sources", "encodings": "resources/vectors", "worlds": "resources/worlds",
@@ -51,6 +56,11 @@ def dataset_results(dataset: str) -> str:
     return f"results/{dataset}"
 
 
+def dataset_properties(dataset: str) -> str:
+    """What is measured of a dataset before training (rule collection_properties)."""
+    return f"{dataset_results(dataset)}/properties.json"
+
+
 def dataset_logs(dataset: str) -> str:
     """A dataset's job logs and Snakemake timings."""
     return f"logs/{dataset}"
@@ -62,6 +72,94 @@ def model_folder(dataset: str, variant: str, model: str) -> str:
     return f"{dataset_resources(dataset)}/{variant}/{model}"
 
 
+@dataclass(frozen=True)
+class Setting:
+    """What one variant path a config declares stands for: the train keys it sets ({key: the text its
+    path writes}, :func:`ehi.core.config_schema.ablation_rows`), and the setting it is a seed replica
+    of with its seed (``replicates`` itself and ``seed`` None where it is none)."""
+
+    keys: dict[str, str]
+    replicates: str
+    seed: int | None = None
+
+    def values(self) -> dict:
+        """The keys as the values a training is given: {'height': '1', 'floor': 'kmeans'} -> {'height': 1, 'floor': 'kmeans'}."""
+        import yaml
+
+        def value(text):
+            # YAML reads 1e-12 (Python's spelling of a small float, as a variant path writes it) as a string
+            parsed = yaml.safe_load(text)
+            try:
+                return float(parsed) if isinstance(parsed, str) else parsed
+            except ValueError:
+                return parsed
+
+        return {k: value(v) for k, v in self.keys.items()}
+
+
+def variant_setting(settings: dict[str, Setting], variant: str) -> Setting:
+    """The setting ``variant`` (a job's variant wildcard) names among a config's ``settings``
+    ({variant path: Setting}, built once from the config), refused in one line where it names none."""
+    try:
+        return settings[variant]
+    except KeyError:
+        raise ConfigError(f"variant {variant!r}: no setting of this config has that path; its settings are main, "
+                          "each row of ablations, each point of a train key's {choose: [...]} grid and each "
+                          "other seed of train.seeds (a seed~S replica)") from None
+
+
+def declared_settings(rows: dict[str, list[dict[str, str]]], key_order: list[str], grid: dict[str, list] | None = None,
+                      seed_replicas: dict[str, dict[str, int]] | None = None) -> dict[str, Setting]:
+    """{variant path: its Setting} of every setting a config declares: main, each ablation row
+    (``rows``, :func:`ehi.core.config_schema.ablation_rows`), each point of the part of the train
+    ``grid`` ({key: values}, :func:`ehi.train.grid.take_grid`) each model reads in main or a row,
+    and each seed replica (``seed_replicas``: {variant: {path: seed}}, ehi.evaluate.seeds.replicas)."""
+    from ehi.core.config_schema import variant_path
+    from ehi.train.grid import grid_settings, model_grid
+
+    settings = {"main": Setting({}, "main"),
+                **{variant_path(row): Setting(row, variant_path(row)) for table in rows.values() for row in table}}
+    for variant, setting in list(settings.items()):
+        for model in ("de", "ehi"):
+            points = model_grid(grid or {}, model, setting.values())
+            if points:  # a grid point: a setting of its own, trained with train.seed (ehi/train/grid.py)
+                settings.update({path: Setting(keys, path) for path, keys in
+                                 grid_settings(setting.keys, points, key_order).items()})
+    settings.update({path: Setting({**settings[variant].keys, "seed": f"{seed}"}, variant, seed)
+                     for variant, paths in (seed_replicas or {}).items() for path, seed in paths.items()
+                     if path != variant})
+    return settings
+
+
+def config_settings(config: dict, schema_path) -> dict[str, Setting]:
+    """:func:`declared_settings` of a config as read from its files (``train`` and ``ablations`` as
+    written, the schema's defaults filling what it leaves out): what a command-line tool reads of
+    the settings a config's runs are, as the workflow names them (workflow/rules/settings.smk)."""
+    from ehi.core.config_schema import ablation_rows, train_defaults, variant_key_order
+    from ehi.evaluate.seeds import setting_replicas
+    from ehi.evaluate.variant_systems import config_ablations, named_rows
+    from ehi.train.grid import take_grid
+
+    key_order = variant_key_order(schema_path)
+    train = {**train_defaults(schema_path), **(config.get("train") or {})}
+    grid = take_grid(train)
+    systems = named_rows((config.get("evaluation") or {}).get("variant_systems"), config_ablations(config, schema_path))
+    seed_replicas = setting_replicas(systems, train.get("seeds") or [train["seed"]], train["seed"])
+    return declared_settings(ablation_rows(config.get("ablations") or {}, train, key_order), key_order, grid,
+                             seed_replicas)
+
+
+def setting_train_log(results: str, variant: str, model: str) -> str:
+    """One training's per-epoch log (rule train): ``<results>/<variant>/train_log/<model>.parquet``,
+    ``results`` a dataset's results folder (:func:`dataset_results`)."""
+    return f"{results}/{variant}/train_log/{model}.parquet"
+
+
+def training_folder(dataset: str, variant: str, model: str) -> str:
+    """One model's training run (rules train_ehi, train_de: its ``--out-dir``): checkpoint, encoder, indexer."""
+    return f"{model_folder(dataset, variant, model)}/train"
+
+
 def trained_index(dataset: str, variant: str) -> str:
     """The trained tree of one setting: the index folder the search rule loads."""
     return f"{model_folder(dataset, variant, 'ehi')}/index"
@@ -70,3 +168,8 @@ def trained_index(dataset: str, variant: str) -> str:
 def trained_benchmark_folder(dataset: str) -> str:
     """The trained-index benchmark's tables and figure of one dataset (rule trained_benchmark)."""
     return f"results/benchmarks/trained_{dataset}"
+
+
+def trained_matched(dataset: str) -> str:
+    """The trained-index benchmark's table at matched quality (what the gain's properties read)."""
+    return f"{trained_benchmark_folder(dataset)}/trained_matched.parquet"

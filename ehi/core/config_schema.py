@@ -105,13 +105,14 @@ def variant_columns(columns, key_order: list[str]) -> list[str]:
     return sorted(columns, key=lambda key: rank.get(key, len(rank)))
 
 
-def ablation_variants(ablations: dict, train: dict, key_order: list[str]) -> dict[str, list[str]]:
-    """{ablation name: [variant path]}: each row of ``ablations`` as ``key~value/...``, its keys in
+def ablation_rows(ablations: dict, train: dict, key_order: list[str]) -> dict[str, list[dict[str, str]]]:
+    """{ablation name: [row settings]}: each row of ``ablations`` as {key: its value's text}, keys in
     ``key_order`` (:func:`variant_columns`), a key some rows leave out taking ``train``'s value in
-    them (so paths stay comparable), values written as Snakemake's ``Paramspace`` writes them."""
+    them (so paths stay comparable), values written as Snakemake's ``Paramspace`` writes them: the
+    parts of the row's variant path (:func:`ablation_variants`)."""
     import pandas as pd  # the config checks import this module; pandas only where variants are named
 
-    variants = {}
+    settings = {}
     def whole(value) -> bool:
         return isinstance(value, int) and not isinstance(value, bool)
 
@@ -123,6 +124,16 @@ def ablation_variants(ablations: dict, train: dict, key_order: list[str]) -> dic
             if whole(train[key]) and all(whole(row[key]) for row in rows if key in row):
                 table[key] = table[key].astype(int)
         table = table[variant_columns(table.columns, key_order)]
-        variants[name] = ["/".join(f"{k}~{'NA' if pd.isna(v) else v}" for k, v in zip(table.columns, row))
+        settings[name] = [{k: "NA" if pd.isna(v) else f"{v}" for k, v in zip(table.columns, row)}
                           for row in table.itertuples(index=False)]
-    return variants
+    return settings
+
+
+def variant_path(settings: dict[str, str]) -> str:
+    """The variant path of a row's settings (:func:`ablation_rows`): ``key~value/...`` in their order."""
+    return "/".join(f"{k}~{v}" for k, v in settings.items())
+
+
+def ablation_variants(ablations: dict, train: dict, key_order: list[str]) -> dict[str, list[str]]:
+    """{ablation name: [variant path]}: each row of ``ablations`` (:func:`ablation_rows`) as ``key~value/...``."""
+    return {name: list(map(variant_path, rows)) for name, rows in ablation_rows(ablations, train, key_order).items()}

@@ -15,20 +15,30 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 
-# {variant path: its name} the workflow puts in the jobs' environment (workflow/rules/common.smk)
+# {variant path: what a console line calls it} the workflow puts in the jobs' environment
+# (workflow/rules/settings.smk, from :func:`console_names`)
 VARIANT_NAMES_ENV = "EHI_VARIANT_NAMES"
-_SEED_PART = re.compile(r"(?:^|/)seed~(-?\d+)$")  # ehi.evaluate.seeds' replica paths: ``<variant>/seed~S``
+# {training folder: [its dataset, its variant]} the workflow puts in the jobs' environment
+# (workflow/rules/settings.smk, from :func:`training_jobs`): a training, run as a command
+# (workflow/scripts/train.py), is told by the rule's side which job it is, not by its folder's parts
+TRAININGS_ENV = "EHI_TRAININGS"
+
+
+def console_names(names: dict[str, str], seed_replicas: dict[str, dict[str, int]]) -> dict[str, str]:
+    """{variant path: what a console line calls it}: each setting by its name in ``names``, each seed
+    replica (``seed_replicas``: {variant: {path: seed}}, ehi.evaluate.seeds.replicas) by its seed,
+    then its setting's name (``seed~1 floor``); a setting without a name by its path ("main")."""
+    out = dict(names)
+    for variant, paths in seed_replicas.items():
+        out.update({path: f"seed~{seed} {names.get(variant, variant)}" for path, seed in paths.items() if path != variant})
+    return out
 
 
 def setting_label(variant: str) -> str:
-    """``seed~1 floor`` for the variant path ``indexer_init~ivf/.../floor~kmeans/seed~1``: the seed,
-    then the setting by its name in $EHI_VARIANT_NAMES (its path where it has none; "main")."""
-    seed = _SEED_PART.search(variant)
-    setting = (variant[: seed.start()] or "main") if seed else variant
-    names = json.loads(os.environ.get(VARIANT_NAMES_ENV) or "{}")
-    return " ".join([*([f"seed~{seed.group(1)}"] if seed else []), names.get(setting, setting)])
+    """``seed~1 floor`` for the variant path ``indexer_init~ivf/.../floor~kmeans/seed~1``: what
+    $EHI_VARIANT_NAMES calls it (:func:`console_names`), its path where it names it nothing."""
+    return json.loads(os.environ.get(VARIANT_NAMES_ENV) or "{}").get(variant, variant)
 
 
 def label(dataset: str | None, variant: str | None = None) -> str:
@@ -37,6 +47,20 @@ def label(dataset: str | None, variant: str | None = None) -> str:
     if not dataset:
         return ""
     return "[" + " ".join([dataset, *([setting_label(variant)] if variant else [])]) + "]"
+
+
+def training_jobs(dataset: str, folders: dict[str, str]) -> dict[str, list[str]]:
+    """{training folder: [dataset, variant]} of ``dataset``'s trainings (``folders``: {folder: the
+    variant trained there}, ehi.core.catalog.training_folder): what :func:`training_label` looks up."""
+    return {os.path.normpath(folder): [dataset, variant] for folder, variant in folders.items()}
+
+
+def training_label(folder: str | os.PathLike) -> str:
+    """The label of the training writing into ``folder`` (``--out-dir``, relative to the run's working
+    folder as the rule gives it): its dataset and setting as $EHI_TRAININGS names them; "" for a
+    folder it names nothing (a training run by hand)."""
+    named = json.loads(os.environ.get(TRAININGS_ENV) or "{}").get(os.path.normpath(os.path.relpath(folder)))
+    return label(*named) if named else ""
 
 
 def job_label(snakemake) -> str:

@@ -11,8 +11,11 @@ Three stages, each read from what it left behind (the test split is never read):
    largest budget scoring at most 5% and 10% of the documents. This is the comparison the
    k-means floor is judged by: the stabilised tree against IVF on the same embeddings.
 
-``python -m ehi.evaluate.dev_tuning RESULTS RESOURCES --screen T.csv --out results/tables/<ds>_dev_tuning``
-(RESULTS = results/<ds>, RESOURCES = resources/<ds>, which holds the runs' embeddings and indexes).
+``python -m ehi.evaluate.dev_tuning RESULTS RESOURCES --configfile C.yaml [C2.yaml ...] --screen T.csv --out
+results/tables/<ds>_dev_tuning`` (RESULTS = results/<ds>, RESOURCES = resources/<ds>, which holds the
+runs' embeddings and indexes). The runs are the trainings of the settings the config files (layered
+as ``snakemake --configfile`` lays them) declare: main, ablation rows, grid points and seed replicas
+(:func:`ehi.core.catalog.config_settings`), each named by its setting, never by the folder its log is in.
 """
 
 from __future__ import annotations
@@ -23,13 +26,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ehi.core.catalog import config_settings, setting_train_log
+from ehi.core.config_files import read_config_file
 from ehi.core.io import read_table
+from ehi.core.multi_config import merged
 from ehi.data.dataset import Dataset
+from ehi.schema_file import PATH as SCHEMA
 from ehi.evaluate.tree_recipe import ivf_rows, split_arrays, tree_row
 from ehi.search.tree_index import EHIIndex
 from ehi.train.dev_eval import ranking_metrics, top_rows
 from ehi.train.dev_curve import AUC_BUDGETS
 from ehi.train.selection import best_epoch, log_selection_key
+
+MODELS = ("de", "ehi")  # the trained models of a setting (``pre`` is untrained: it leaves no log)
 
 # the tree at the dev budget, its curve's area over 1-10% scored (select_metric: kmr_auc), the
 # k-means tree of the same encoder (floor: kmeans) and the leaf balance, where the log has them
@@ -47,16 +56,25 @@ def selected_epoch(log: pd.DataFrame) -> int:
     return int(log.epoch.max()) if best is None else int(best)
 
 
-def joint_epochs(results: Path) -> pd.DataFrame:
-    """Every training run's epochs with their dev figures (stage 2)."""
+def training_logs(results: Path, settings) -> dict[str, Path]:
+    """{run: its training log} of every training of ``settings`` (the variant paths a config declares,
+    :func:`ehi.core.catalog.config_settings`) that left a log under ``results`` (results/<dataset>):
+    a run is named ``<variant>/<model>`` (``main/ehi``, ``indexer_init~kmeans/de``), in path order."""
+    logs = {f"{variant}/{model}": Path(setting_train_log(str(results), variant, model))
+            for variant in settings for model in MODELS}
+    return dict(sorted(((run, path) for run, path in logs.items() if path.exists()), key=lambda item: str(item[1])))
+
+
+def joint_epochs(logs: dict[str, Path]) -> pd.DataFrame:
+    """Every training run's epochs with their dev figures (stage 2): ``logs`` is {run: its training
+    log} (:func:`training_logs`)."""
     rows = []
-    for path in sorted(results.rglob("train_log/*.parquet")):
+    for run, path in logs.items():
         log = read_table(path)
-        variant = str(path.parent.parent.relative_to(results))
         chosen = selected_epoch(log)
         keep = ["epoch", *[c for c in EPOCH_COLUMNS if c in log], *[c for c in ("seconds",) if c in log]]
         for row in log[keep].to_dict("records"):
-            rows.append({"run": f"{variant}/{path.stem}", **row, "selected": "yes" if row["epoch"] == chosen else ""})
+            rows.append({"run": run, **row, "selected": "yes" if row["epoch"] == chosen else ""})
     return pd.DataFrame(rows)
 
 
@@ -92,6 +110,9 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("results", type=Path, help="results/<dataset> (training logs)")
     parser.add_argument("resources", type=Path, help="resources/<dataset> (prepared data, embeddings, indexes)")
+    parser.add_argument("--configfile", type=Path, nargs="+", required=True,
+                        help="the config file(s) the runs were made with, layered as snakemake's --configfile: "
+                             "the settings whose training logs are read")
     parser.add_argument("--screen", type=Path, nargs="*", default=[],
                         help="CSVs of tree-alone screens (ehi.evaluate.tree_recipe), each row tagged with its file's name")
     parser.add_argument("--nlist", type=int, default=64, help="IVF lists: the tree's number of leaves")
@@ -101,7 +122,10 @@ def main(argv=None) -> None:
 
     faiss.omp_set_num_threads(1)
     dataset = Dataset.read(args.resources / "data")
-    epochs = joint_epochs(args.results)
+    config = {}
+    for path in args.configfile:
+        config = merged(config, read_config_file(path))
+    epochs = joint_epochs(training_logs(args.results, config_settings(config, SCHEMA)))
     runs = sorted(set(epochs.run)) + ["main/pre"]  # the untrained encoder: IVF's own starting point
     stages = {
         "1. tree alone on frozen pretrained embeddings (dev)": pd.concat(

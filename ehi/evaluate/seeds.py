@@ -5,7 +5,9 @@ values averaged over seeds for the paired tests.
 ``evaluation.variant_systems`` reports beside it) once per seed. The run of ``train.seed`` is the
 variant itself (``main``, ``indexer_init~kmeans``); each other seed is a replica variant with
 ``seed~S`` as its last path part (``seed~1``, ``indexer_init~kmeans/seed~1``), trained, searched
-and evaluated like any variant, so one seed's results are cached and rerun on their own.
+and evaluated like any variant, so one seed's results are cached and rerun on their own. Each
+replica is named with its seed where it is made (:func:`replicas`), and read by that name: no
+replica's path is taken apart for its seed.
 
 Across seeds, a system's number at a target budget is the mean over seeds of its KMR value there
 (each seed at its own largest point not above the target, as measured: beams and probes are not
@@ -22,14 +24,11 @@ however small its p-value.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
 
 from ehi.evaluate.metrics import kmr_table
 
-SEED_PART = re.compile(r"(?:^|/)seed~(-?\d+)$")
 KMR_POINT = "kmr target"  # budget_param of a seed-averaged point: budget_value is its target
 
 
@@ -38,31 +37,25 @@ def replica(variant: str, seed: int) -> str:
     return f"seed~{seed}" if variant == "main" else f"{variant}/seed~{seed}"
 
 
-def split_replica(variant: str) -> tuple[str, int | None]:
-    """('main', 1) for 'seed~1', ('height~1', 2) for 'height~1/seed~2', (variant, None) otherwise."""
-    match = SEED_PART.search(variant)
-    if match is None:
-        return variant, None
-    base = variant[: match.start()]
-    return base or "main", int(match.group(1))
-
-
-def replicas(variants, seeds, main_seed: int) -> dict[str, list[str]]:
-    """{variant: [its own path, then one replica per other seed]} for each seeded variant."""
+def replicas(variants, seeds, main_seed: int) -> dict[str, dict[str, int]]:
+    """{variant: {its own path: main_seed, then one replica per other seed: its seed}} of each
+    seeded variant (iterated, the paths: its own first)."""
     others = [s for s in seeds if s != main_seed]
-    return {v: [v, *(replica(v, s) for s in others)] for v in variants}
+    return {v: {v: main_seed, **{replica(v, s): s for s in others}} for v in variants}
 
 
-def setting_replicas(variant_specs, seeds, main_seed: int) -> dict[str, list[str]]:
+def setting_replicas(variant_specs, seeds, main_seed: int) -> dict[str, dict[str, int]]:
     """:func:`replicas` of the main setting and of each variant that ``variant_specs``
     (evaluation.variant_systems, parsed) reports beside it: what every seeded report reads."""
     return replicas(["main", *dict.fromkeys(spec.variant for spec in variant_specs)], seeds, main_seed)
 
 
-def seed_column(frame: pd.DataFrame, main_seed: int) -> pd.DataFrame:
-    """``frame`` (rows of one variant or its replicas) relabelled to the base variant, with ``seed``."""
-    parts = [split_replica(v) for v in frame.variant]
-    return frame.assign(variant=[b for b, _ in parts], seed=[main_seed if s is None else s for _, s in parts])
+def seed_column(frame: pd.DataFrame, seed_replicas: dict[str, dict[str, int]], main_seed: int) -> pd.DataFrame:
+    """``frame`` (rows of one variant or its replicas) relabelled to the base variant, with ``seed``:
+    each replica's as :func:`replicas` named it (``seed_replicas``), any other variant's ``main_seed``."""
+    named = {path: (variant, seed) for variant, paths in seed_replicas.items() for path, seed in paths.items()}
+    parts = [named.get(v, (v, main_seed)) for v in frame.variant]
+    return frame.assign(variant=[b for b, _ in parts], seed=[s for _, s in parts])
 
 
 def kmr_over_seeds(summary: pd.DataFrame, targets, metric: str) -> pd.DataFrame:

@@ -38,7 +38,7 @@ CURVE_TARGETS = (0.01, 0.02, 0.05, 0.1, 0.2, 1.0)  # the seed-mean curve's point
 
 def load_results(results_root: str | os.PathLike, datasets, seeding: dict | None = None) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
     """{dataset: (main summary with its variant systems, significance)} of every dataset with both
-    cached files. ``seeding`` ({dataset: {"seed_replicas", "variant_systems", "main_seed"}}, the
+    cached files. ``seeding`` ({dataset: {"seed_replicas", "variant_systems"}}, the
     dataset's config): the summary of every seed, with a ``seed`` column (ehi.evaluate.seeds)."""
     root = Path(results_root)
     out = {}
@@ -49,7 +49,7 @@ def load_results(results_root: str | os.PathLike, datasets, seeding: dict | None
         setting = (seeding or {}).get(name) or {}
         specs = parse_variant_systems(setting.get("variant_systems"))
         if setting.get("seed_replicas"):
-            frame = seeded_main_summary(root / name, setting["seed_replicas"], specs, setting.get("main_seed", 0))
+            frame = seeded_main_summary(root / name, setting["seed_replicas"], specs)
         else:
             sources = [(spec, read_table(root / name / spec.variant / "summary.parquet", "summary")) for spec in specs
                        if (root / name / spec.variant / "summary.parquet").exists()]

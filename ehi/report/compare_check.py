@@ -28,11 +28,11 @@ FLOOR = 0.005  # the tolerance where three seeds agree closer than a third decim
 AXIS = "work"
 
 
-def study_cells(summaries: dict[str, pd.DataFrame], seed_replicas: dict[str, list[str]], variant_systems: dict,
-                main_seed: int, systems, metric: str, targets) -> pd.DataFrame:
+def study_cells(summaries: dict[str, pd.DataFrame], seed_replicas: dict[str, dict[str, int]], variant_systems: dict,
+                systems, metric: str, targets) -> pd.DataFrame:
     """The study's ``metric`` of each of ``systems`` at each target on the work axis, over seeds:
     one row per (system, target) with value (mean), sd and n_seeds (:func:`kmr_over_seeds`)."""
-    seeded = seeded_summary(summaries, seed_replicas, parse_variant_systems(variant_systems), main_seed)
+    seeded = seeded_summary(summaries, seed_replicas, parse_variant_systems(variant_systems))
     seeded = on_budget_axis(seeded[seeded.system.isin(list(systems))], AXIS, "the study's summaries")
     return kmr_over_seeds(seeded, targets, metric)[["system", "target", "value", "sd", "n_seeds"]]
 
@@ -103,7 +103,7 @@ def render_compare_check(table: pd.DataFrame, stem: str | os.PathLike, run_name:
 
 
 def compare_check(run: str | os.PathLike, summaries: dict[str, str | os.PathLike], seed_replicas: dict,
-                  variant_systems: dict, main_seed: int, check: dict, study: str, stem: str | os.PathLike) -> list[Path]:
+                  variant_systems: dict, check: dict, study: str, stem: str | os.PathLike) -> list[Path]:
     """Rule compare_check: the run under ``run`` (its kmr.csv and run.json, benchmarks/record_compare.py)
     beside the study's summaries ({variant path: its summary.parquet}); ``check``: the config's
     compare_check (systems, metric, targets)."""
@@ -115,5 +115,5 @@ def compare_check(run: str | os.PathLike, summaries: dict[str, str | os.PathLike
     systems, metric, targets = check["systems"], check["metric"], check["targets"]
     frames = {variant: read_table(path, "summary") for variant, path in summaries.items()}
     table = side_by_side(run_cells(Path(run) / "kmr.csv", systems, metric, targets),
-                         study_cells(frames, seed_replicas, variant_systems, main_seed, systems, metric, targets))
+                         study_cells(frames, seed_replicas, variant_systems, systems, metric, targets))
     return render_compare_check(table, stem, record["dataset"], study, metric, record["command"])

@@ -22,7 +22,7 @@ renders the table over a config's ``gain:`` datasets.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -70,14 +70,16 @@ class GainSystems:
 @dataclass(frozen=True)
 class GainDataset:
     """One dataset of the gain table: its results folder (``results/<name>``, with its ``data.json``),
-    its tree's leaf count, its report names (evaluation.variant_systems), its main seed and the
-    per-query tables it reads (rule gain_table's inputs: :mod:`ehi.report.gain_inputs`)."""
+    its tree's leaf count, its report names (evaluation.variant_systems), its main seed, the
+    per-query tables it reads (rule gain_table's inputs: :mod:`ehi.report.gain_inputs`) and, trained
+    with several seeds, its seed replicas ({variant: {path: seed}}, :func:`ehi.evaluate.seeds.replicas`)."""
 
     results: Path
     leaves: int
     variant_systems: dict
     main_seed: int = 0
     per_query: tuple[Path, ...] = ()
+    seed_replicas: dict = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -100,7 +102,7 @@ def load_per_query(entry: "GainDataset") -> pd.DataFrame:
     frames = [read_table(p, "per_query") for p in sorted(entry.per_query, key=lambda p: Path(p).resolve())]
     if not frames:
         raise ValueError(f"{entry.results}: no per_query tables; run the dataset first")
-    rows = seed_column(pd.concat(frames, ignore_index=True), entry.main_seed)
+    rows = seed_column(pd.concat(frames, ignore_index=True), entry.seed_replicas, entry.main_seed)
     named = [names.get((v, s), s if v == "main" else None) for v, s in zip(rows.variant, rows.system)]
     return rows.assign(system=named).dropna(subset=["system"]).assign(variant="main")
 

@@ -4,7 +4,7 @@ included, which rule ``gain_table`` declares as its inputs.
 
 A dataset of the config that runs the gain declares them as its rule ``significance`` does (the
 same files); a dataset of another config (``gain.other_datasets``), or a report-only run, reads
-them as committed, chosen here from the files under its results folder.
+them as committed, asked for here by the settings and systems its config names.
 """
 
 from __future__ import annotations
@@ -12,23 +12,23 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ehi.evaluate.seeds import split_replica
-
 
 def report_names(variant_systems: dict) -> dict[tuple[str, str], str]:
     """(variant, system) -> the name the report gives it: evaluation.variant_systems, else the system."""
     return {tuple(spec.rsplit("/", 1)): name for name, spec in (variant_systems or {}).items()}
 
 
-def gain_reads(variant: str, system: str, names: dict[tuple[str, str], str]) -> bool:
-    """Whether the gain reads the per-query rows of ``system`` searched in the folder ``variant``
-    (a seed replica counts as its variant): every system of the main setting, and the variant systems."""
-    base = split_replica(variant)[0]
-    return base == "main" or (base, system) in names
+def committed_per_query(results: str | os.PathLike, variant_systems: dict, seed_replicas: dict) -> list[Path]:
+    """The per-query tables under ``results`` (``results/<dataset>``) the gain reads, in path order:
+    every system's of the main setting, and each variant system's of its variant, in each seed's
+    folder (``seed_replicas``: {variant: its own path, then its seed replicas}, ehi.evaluate.seeds;
+    empty for one seed)."""
+    results = Path(results)
 
+    def folders(variant: str) -> list[Path]:
+        return [results / v / "per_query" for v in seed_replicas.get(variant, [variant])]
 
-def committed_per_query(results: str | os.PathLike, variant_systems: dict) -> list[Path]:
-    """The per-query tables under ``results`` (``results/<dataset>``) the gain reads, in path order."""
-    results, names = Path(results), report_names(variant_systems)
-    return [p for p in sorted(results.rglob("per_query/*.parquet"))
-            if gain_reads(p.parent.parent.relative_to(results).as_posix(), p.stem, names)]
+    found = [p for folder in folders("main") for p in folder.glob("*.parquet")]
+    found += [folder / f"{system}.parquet" for variant, system in report_names(variant_systems)
+              for folder in folders(variant)]
+    return sorted({p for p in found if p.exists()})

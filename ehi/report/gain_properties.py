@@ -142,15 +142,16 @@ def properties_figure(table: pd.DataFrame, path: Path, budget: float = FIGURE_BU
     return save_figure(fig, path)
 
 
-def read_matched(paths) -> dict[str, pd.DataFrame]:
-    """The trained benchmarks' matched tables (``trained_<dataset>/trained_matched.parquet``), by dataset."""
-    return {Path(p).parent.name.removeprefix("trained_"): pd.read_parquet(p) for p in paths}
+def read_matched(paths: dict[str, Path]) -> dict[str, pd.DataFrame]:
+    """The trained benchmarks' matched tables ({dataset: its ``trained_matched.parquet``}), by dataset."""
+    return {dataset: pd.read_parquet(p) for dataset, p in paths.items()}
 
 
-def build_properties(gains_csv: Path, properties: list[Path], matched: dict[str, pd.DataFrame], out: Path,
+def build_properties(gains_csv: Path, properties: dict[str, Path], matched: dict[str, pd.DataFrame], out: Path,
                      figure: Path) -> pd.DataFrame:
-    """The table (``out``.md/.csv/...), its correlations (``out``_correlation) and the figure."""
-    facts = {Path(p).parent.name: json.loads(Path(p).read_text()) for p in properties}
+    """The table (``out``.md/.csv/...), its correlations (``out``_correlation) and the figure
+    (``properties``: {dataset: its properties.json})."""
+    facts = {dataset: json.loads(Path(p).read_text()) for dataset, p in properties.items()}
     table = properties_table(pd.read_csv(gains_csv), facts, matched)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)

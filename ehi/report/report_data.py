@@ -21,44 +21,56 @@ from ehi.report.summary_checks import check_significance_values, check_summary_v
 
 @dataclass(frozen=True)
 class ReportInputs:
-    """Rule tables' declared inputs: the report reads these files, found nowhere else."""
+    """Rule tables' declared inputs, each beside the variant it is of: the report reads these files,
+    found nowhere else."""
 
     significance: Path  # results/<dataset>/significance.parquet: its folder is the dataset's results
-    summaries: tuple[Path, ...] = ()  # <variant>/summary.parquet, seed replicas' included
-    train_logs: tuple[Path, ...] = ()  # <variant>/train_log/<model>.parquet
-    leaves: tuple[Path, ...] = ()  # <variant>/leaves.parquet of each variant that searches its tree
+    summaries: dict[str, Path] = field(default_factory=dict)  # {variant: its summary}, seed replicas' included
+    train_logs: dict[str, tuple[Path, ...]] = field(default_factory=dict)  # {variant: its train_log/<model>.parquet}
+    leaves: dict[str, Path] = field(default_factory=dict)  # {variant: its leaves} of each that searches its tree
     ablation_significance: Path | None = None  # ablation_significance.parquet (rule ablation_significance)
 
     @property
     def results(self) -> Path:
         return Path(self.significance).parent
 
-    def by_variant(self, paths, depth: int) -> dict[str, list[Path]]:
-        """{variant: its paths}, the variant being the folder ``depth`` levels above a file."""
-        out: dict[str, list[Path]] = {}
-        for path in map(Path, paths):
-            out.setdefault(path.parents[depth - 1].relative_to(self.results).as_posix(), []).append(path)
-        return out
+    @classmethod
+    def of_rule(cls, inputs, params) -> "ReportInputs":
+        """From rule tables' ``input`` and ``params``: each file beside the variant the rule names it for."""
+        def named(variants, paths) -> dict[str, list[Path]]:
+            out: dict[str, list[Path]] = {}
+            for variant, path in zip(variants, paths, strict=True):
+                out.setdefault(variant, []).append(Path(path))
+            return out
+
+        ablation = inputs.ablation_significance
+        return cls(Path(inputs.significance),
+                   {v: ps[0] for v, ps in named(params.summary_variants, inputs.summaries).items()},
+                   {v: tuple(ps) for v, ps in named(params.train_log_variants, inputs.train_logs).items()},
+                   {v: ps[0] for v, ps in named(params.leaves_variants, inputs.leaves).items()},
+                   Path(ablation[0]) if ablation else None)
 
     @classmethod
     def of_results(cls, results: str | os.PathLike, variants) -> "ReportInputs":
         """The inputs rule tables would declare over a results folder, for a report outside the workflow
         (``variants``: seed replicas included where the report reads them)."""
         results = Path(results)
-        there = lambda paths: tuple(p for p in paths if p.exists())  # noqa: E731
+        there = lambda name: {v: results / v / name for v in variants if (results / v / name).exists()}  # noqa: E731
+        logs = {v: tuple(sorted((results / v / "train_log").glob("*.parquet"))) for v in variants}
         ablation = results / "ablation_significance.parquet"
-        return cls(results / "significance.parquet", there(results / v / "summary.parquet" for v in variants),
-                   tuple(p for v in variants for p in sorted((results / v / "train_log").glob("*.parquet"))),
-                   there(results / v / "leaves.parquet" for v in variants), ablation if ablation.exists() else None)
+        return cls(results / "significance.parquet", there("summary.parquet"), {v: ps for v, ps in logs.items() if ps},
+                   there("leaves.parquet"), ablation if ablation.exists() else None)
 
 
 @dataclass(frozen=True)
 class ReportSettings:
     """Rule tables' params. ``variant_systems``: evaluation.variant_systems ({name:
     "<variant>/<system>"}), shown in the main KMR table and figures beside the main setting's
-    systems. ``seed_replicas`` ({variant: its seed replicas}, ehi.evaluate.seeds; empty for one
+    systems. ``seed_replicas`` ({variant: {its seed replicas: their seeds}}, ehi.evaluate.seeds; empty for one
     seed): the KMR table shows mean ± sd over seeds, with the long table (mean, sd, min, max) and a
-    figure of its own. ``ablation_systems``: the searches the ablation tables compare."""
+    figure of its own. ``ablation_systems``: the searches the ablation tables compare.
+    ``ablation_rows``: each ablation's rows' settings (ehi.core.config_schema.ablation_rows), which
+    the figures and notes name its variants by (ehi.report.styles.variant_names)."""
 
     dataset: str
     variants: tuple[str, ...]
@@ -69,10 +81,10 @@ class ReportSettings:
     alpha: float = 0.05  # the ablation tests' (rule ablation_significance), in their caption
     variant_systems: dict = field(default_factory=dict)
     seed_replicas: dict = field(default_factory=dict)
-    main_seed: int = 0
     systems: tuple[str, ...] | None = None  # search.systems: rows of any other system are left out, with a note
     budget_axis: str = "documents"  # evaluation.budget_axis: what a budget counts (ehi.core.work.on_budget_axis)
     noise_notes: bool = False  # evaluation.noise_notes (ehi.report.noise)
+    ablation_rows: dict = field(default_factory=dict)
 
     @classmethod
     def from_params(cls, params) -> "ReportSettings":
@@ -87,8 +99,8 @@ class ReportSettings:
 
 @dataclass(frozen=True)
 class ReportData:
-    """Every file the report reads, each read and checked once. Summaries ({its folder under the
-    results: frame}, seed replicas' included) are checked (:func:`check_summary_values`) and on the
+    """Every file the report reads, each read and checked once. Summaries ({variant: frame}, seed
+    replicas' included) are checked (:func:`check_summary_values`) and on the
     budget axis; the significance table is checked; train logs are {variant: {model: log}} in the
     order of their paths."""
 
@@ -110,11 +122,10 @@ class ReportData:
             checked = check_summary_values(read_table(path, "summary"), path, s.dataset)
             return on_budget_axis(checked, s.budget_axis, str(path))
 
-        summaries = {v: summary(paths[0]) for v, paths in inputs.by_variant(inputs.summaries, 1).items()}
+        summaries = {v: summary(path) for v, path in inputs.summaries.items()}
         significance = check_significance_values(read_table(inputs.significance), inputs.significance, s.dataset)
-        leaves = {v: read_table(paths[0], "leaves") for v, paths in inputs.by_variant(inputs.leaves, 1).items()}
-        logs = {v: {p.stem: read_table(p) for p in sorted(paths)}
-                for v, paths in inputs.by_variant(inputs.train_logs, 2).items()}
+        leaves = {v: read_table(path, "leaves") for v, path in inputs.leaves.items()}
+        logs = {v: {p.stem: read_table(p) for p in sorted(paths)} for v, paths in inputs.train_logs.items()}
         timings = {v: [read_table(p, "timings") for p in sorted((inputs.results / v / "timings").glob("*.parquet"))]
                    for v in s.variants}
         path = inputs.ablation_significance

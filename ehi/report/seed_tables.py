@@ -11,42 +11,32 @@ import numpy as np
 import pandas as pd
 
 from ehi.core.io import read_table
-from ehi.evaluate.seeds import kmr_over_seeds, split_replica
+from ehi.evaluate.seeds import kmr_over_seeds
 from ehi.evaluate.variant_systems import relabel
 
 
-def seeded_main_summary(results: Path, seed_replicas: dict[str, list[str]], specs, main_seed: int) -> pd.DataFrame:
+def seeded_main_summary(results: Path, seed_replicas: dict[str, dict[str, int]], specs) -> pd.DataFrame:
     """:func:`seeded_summary` of the summaries under ``results`` (a report across datasets reads them here)."""
     files = {path: Path(results) / path / "summary.parquet" for paths in seed_replicas.values() for path in paths}
     return seeded_summary({path: read_table(file, "summary") for path, file in files.items() if file.exists()},
-                          seed_replicas, specs, main_seed)
+                          seed_replicas, specs)
 
 
-def seeded_summary(summaries: dict[str, pd.DataFrame], seed_replicas: dict[str, list[str]], specs,
-                   main_seed: int) -> pd.DataFrame:
+def seeded_summary(summaries: dict[str, pd.DataFrame], seed_replicas: dict[str, dict[str, int]], specs) -> pd.DataFrame:
     """The main setting's summary rows of every seed (variant systems relabelled from the replica of
     their variant with the same seed), with a ``seed`` column; ``summaries``: {replica path: its
-    summary}, a replica not yet run absent (left out)."""
-    def seed_of(path: str) -> int:
-        seed = split_replica(path)[1]
-        return main_seed if seed is None else seed
-
-    def summary(path: str) -> pd.DataFrame | None:
-        return summaries[path].assign(variant=split_replica(path)[0]) if path in summaries else None
-
+    summary}, a replica not yet run absent (left out); ``seed_replicas``: {variant: {replica path: its
+    seed}} (:func:`ehi.evaluate.seeds.replicas`)."""
     frames = []
-    for path in seed_replicas["main"]:
-        main = summary(path)
-        if main is None:
+    for path, seed in seed_replicas["main"].items():
+        if path not in summaries:
             continue
-        seed = seed_of(path)
         extra = []
         for spec in specs:
-            same_seed = [p for p in seed_replicas.get(spec.variant, []) if seed_of(p) == seed]
-            rows = summary(same_seed[0]) if same_seed else None
-            if rows is not None:
-                extra.append(relabel(rows, spec))
-        frames.append(pd.concat([main, *extra], ignore_index=True).assign(seed=seed))
+            same_seed = [p for p, s in seed_replicas.get(spec.variant, {}).items() if s == seed and p in summaries]
+            if same_seed:
+                extra.append(relabel(summaries[same_seed[0]].assign(variant=spec.variant), spec))
+        frames.append(pd.concat([summaries[path].assign(variant="main"), *extra], ignore_index=True).assign(seed=seed))
     return pd.concat(frames, ignore_index=True)
 
 

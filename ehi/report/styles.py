@@ -110,19 +110,21 @@ def style(system: str) -> dict:
             "linewidth": 2.6 if ehi else 1.3, "zorder": 3 if ehi else 2, "alpha": 1.0 if ehi else 0.85}
 
 
-def variant_names(ablations: dict[str, list[str]]) -> dict[str, str]:
-    """{variant path: the name a figure shows}: the config's ablation name and the settings that
+def variant_names(ablation_rows: dict[str, list[dict[str, str]]]) -> dict[str, str]:
+    """{variant path: the name a figure shows}, from each ablation's rows' settings
+    (:func:`ehi.core.config_schema.ablation_rows`): the config's ablation name and the settings that
     differ between its rows ("tree shape: height 1"), or all of a one-row table's when they are
     short ("loss terms: lambda_indexing 0.0"), else the name alone ("floor"); "main setting" for
     main. The path itself goes in a footnote."""
+    from ehi.core.config_schema import variant_path
+
     names = {"main": "main setting"}
-    for ablation, variants in ablations.items():
+    for ablation, settings in ablation_rows.items():
         title = ablation.replace("_", " ")
-        settings = [dict(part.split("~", 1) for part in v.split("/")) for v in variants]
         differing = [k for k in settings[0] if len({row.get(k) for row in settings}) > 1] if len(settings) > 1 else []
-        for variant, row in zip(variants, settings):
+        for row in settings:
             said = ", ".join(f"{k} {row[k]}" for k in (differing or row))
-            names[variant] = title if len(variants) == 1 and len(said) > SHORT else f"{title}: {said}"
+            names[variant_path(row)] = title if len(settings) == 1 and len(said) > SHORT else f"{title}: {said}"
     return names
 
 

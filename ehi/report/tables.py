@@ -145,14 +145,14 @@ def build_report(inputs: ReportInputs, settings: ReportSettings, tables_dir: str
 
 
 def _render(data: ReportData, s: ReportSettings, tables: Path, figures: Path) -> None:
-    dataset, ablations, metrics, targets = s.dataset, s.ablations, s.metrics, s.targets
+    dataset, metrics, targets = s.dataset, s.metrics, s.targets
     summaries = {v: data.summaries[v] for v in s.variants if v in data.summaries}
     specs = parse_variant_systems(s.variant_systems)
     main = with_variant_systems(summaries["main"], [(x, summaries[x.variant]) for x in specs if x.variant in summaries])
     listed = None if s.systems is None else [*s.systems, *(x.name for x in specs)]
     main, unlisted = listed_systems_only(main, data.main_summary_path, main.system if listed is None else listed)
     leaves = data.leaves
-    names = variant_names(ablations)  # the figures' names of the variants; their paths in a footnote
+    names = variant_names(s.ablation_rows)  # the figures' names of the variants; their paths in a footnote
     warnings = tree_warnings(leaves, names)  # a degenerate tree is flagged wherever its numbers appear
     for line in [*warnings.values(), unlisted]:
         if line:
@@ -164,7 +164,7 @@ def _render(data: ReportData, s: ReportSettings, tables: Path, figures: Path) ->
         log.warning(near_chance.removeprefix("Warning: "))
     seeded = None
     if s.seed_replicas:
-        seeded = seeded_summary(data.summaries, s.seed_replicas, specs, s.main_seed)
+        seeded = seeded_summary(data.summaries, s.seed_replicas, specs)
         wide, long = kmr_over_seeds_wide(listed_systems_only(seeded, "", seeded.system if listed is None else listed)[0],
                                          metrics, targets, one_seed_spread=not s.noise_notes)
         caption += " Mean ± sd over training seeds (each seed at its own largest point not above the budget)."

@@ -54,7 +54,7 @@ class TrainConfig(Section):
     indexer_init: str = tree("data", choices=("data", "kmeans", "ivf", "random"))
     # Where EHI's encoder starts: "pretrained" (the configured encoder) or "de" (the main setting's
     # trained DE of the same seed, as the paper starts EHI from an encoder fine-tuned on the task).
-    # The workflow passes that encoder in (workflow/rules/common.smk: start_encoder); the loop never reads it.
+    # The workflow passes that encoder in (workflow/rules/settings.smk: start_encoder); the loop never reads it.
     encoder_init: str = tree("pretrained", choices=("pretrained", "de"))
     path_layout: str = tree("node", choices=PATH_LAYOUTS)
     # Option beyond the paper: each tree node gets its own child classifier (TreeIndexer.per_node).

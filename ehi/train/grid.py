@@ -69,20 +69,37 @@ def combinations(grid: dict[str, list]) -> list[dict]:
     return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
 
 
-def point_path(variant: str, point: dict, key_order: list[str]) -> str:
-    """The variant path of ``point`` within ``variant`` (``main`` or an ablation row's path): the row's
-    parts and the point's, each ``key~value`` as Paramspace writes it, keys in ``key_order``."""
-    from ehi.core.config_schema import ablation_variants, variant_columns
+def point_settings(settings: dict[str, str], point: dict, key_order: list[str]) -> dict[str, str]:
+    """The settings of ``point`` within a setting (``settings``: main's, {}, or an ablation row's texts,
+    :func:`ehi.core.config_schema.ablation_rows`): the row's and the point's, each as the text its
+    variant path writes, keys in ``key_order``."""
+    from ehi.core.config_schema import ablation_rows, variant_columns
 
-    parts = {} if variant == "main" else dict(part.split("~", 1) for part in variant.split("/"))
-    row = ablation_variants({"point": [point]}, point, key_order)["point"][0]
-    parts.update(part.split("~", 1) for part in row.split("/"))
-    return "/".join(f"{k}~{parts[k]}" for k in variant_columns(list(parts), key_order))
+    parts = dict(settings)
+    parts.update(ablation_rows({"point": [point]}, point, key_order)["point"][0])
+    return {k: parts[k] for k in variant_columns(list(parts), key_order)}
 
 
-def grid_points(variant: str, grid: dict[str, list], key_order: list[str]) -> dict[str, dict]:
-    """{point path: its settings} of ``grid`` (already narrowed to one model and variant)."""
-    return {point_path(variant, point, key_order): point for point in combinations(grid)}
+def point_path(settings: dict[str, str], point: dict, key_order: list[str]) -> str:
+    """The variant path of ``point`` within a setting (:func:`point_settings`), as Paramspace writes it."""
+    from ehi.core.config_schema import variant_path
+
+    return variant_path(point_settings(settings, point, key_order))
+
+
+def grid_points(settings: dict[str, str], grid: dict[str, list], key_order: list[str]) -> dict[str, dict]:
+    """{point path: its grid values} of ``grid`` (already narrowed to one model and variant) within the
+    setting whose texts are ``settings`` (:func:`point_settings`)."""
+    return {point_path(settings, point, key_order): point for point in combinations(grid)}
+
+
+def grid_settings(settings: dict[str, str], grid: dict[str, list], key_order: list[str]) -> dict[str, dict[str, str]]:
+    """{point path: every key it sets, as texts} of the points :func:`grid_points` names: what a
+    point's training is given, read from its settings rather than from its path."""
+    from ehi.core.config_schema import variant_path
+
+    points = [point_settings(settings, point, key_order) for point in combinations(grid)]
+    return {variant_path(keys): keys for keys in points}
 
 
 def apply_choice(settings: dict, choice: dict) -> dict:

@@ -1,5 +1,5 @@
 """Which ``train`` keys each model reads: the DE baseline trains no tree, so the tree's keys are
-not its settings. The training rules' params carry only these (``workflow/rules/common.smk``), so
+not its settings. The training rules' params carry only these (``workflow/rules/settings.smk``), so
 changing ``branching`` or a tree loss retrains EHI and leaves DE and its searches alone.
 
 The tree's keys are the :class:`~ehi.train.config.TrainConfig` fields marked ``tree(...)`` (their

@@ -13,10 +13,9 @@ import logging
 import math
 import os
 import time
-from pathlib import Path
 from typing import Callable
 
-from ehi.core.console import label
+from ehi.core.console import training_label
 
 log = logging.getLogger("ehi.train.progress")
 
@@ -25,14 +24,11 @@ EVERY_SECONDS = 60.0  # within an epoch; a SciFact epoch on a CPU takes up to 18
 
 
 def job_label(out_dir: str | os.PathLike) -> str:
-    """``[synthetic seed~1 floor]`` for a training writing to ``resources/synthetic/<variant>/<model>/train``
-    (ehi.core.console.label): which dataset, seed and setting a console line is about when several
-    train at once; "" for a folder outside ``resources/``."""
-    parts = Path(out_dir).parts
-    if "resources" not in parts or len(parts) - parts.index("resources") < 5:
-        return ""
-    dataset, *variant = parts[parts.index("resources") + 1: -2]
-    return label(dataset, "/".join(variant))
+    """``[synthetic seed~1 floor]`` for the training the workflow runs in ``out_dir``
+    (ehi.core.console.training_label: the dataset and setting the rule's side named it with), so a
+    console line says which one it is about when several train at once; "" for a folder no rule
+    named (a training run by hand)."""
+    return training_label(out_dir)
 
 
 def started(name: str, n_pairs: int, n_batches: int, epochs: int, out, first_epoch: int) -> None:

@@ -2,10 +2,11 @@
 9 logs them, and the label every job's console line carries."""
 
 import io
+import json
 import logging
 from types import SimpleNamespace
 
-from ehi.core.console import VARIANT_NAMES_ENV, job_label, label, one_line_a_job
+from ehi.core.console import VARIANT_NAMES_ENV, console_names, job_label, label, one_line_a_job
 
 
 def _snakemake_logger(name: str, folder):
@@ -33,7 +34,8 @@ def _one_job(logger, jobid: int, variant: str, done: int, **wildcards) -> None:
 
 
 def test_under_quiet_rules_each_job_is_one_console_line_and_the_log_file_keeps_everything(monkeypatch, tmp_path):
-    monkeypatch.setenv(VARIANT_NAMES_ENV, '{"indexer_init~ivf/floor~kmeans": "floor"}')
+    floor = "indexer_init~ivf/floor~kmeans"
+    monkeypatch.setenv(VARIANT_NAMES_ENV, json.dumps(console_names({floor: "floor"}, {floor: {floor: 0, f"{floor}/seed~1": 1}})))
     logger, console, logfile = _snakemake_logger("toy.snakemake.quiet", tmp_path)
     one_line_a_job(logger, [SimpleNamespace(name="RULES"), SimpleNamespace(name="HOST")], dryrun=False)
     one_line_a_job(logger, [SimpleNamespace(name="RULES")], dryrun=False)  # in place already: once
@@ -59,8 +61,12 @@ def test_without_quiet_rules_or_in_a_dry_run_the_console_is_snakemakes(tmp_path)
 
 
 def test_a_jobs_label_names_dataset_seed_and_setting(monkeypatch):
-    monkeypatch.setenv(VARIANT_NAMES_ENV, '{"height~1/branching~8": "tree shape: height 1"}')
+    shape = "height~1/branching~8"
+    names = console_names({shape: "tree shape: height 1"}, {"main": {"main": 0, "seed~2": 2}, shape: {shape: 0, f"{shape}/seed~2": 2}})
+    monkeypatch.setenv(VARIANT_NAMES_ENV, json.dumps(names))
     assert label("synthetic", "height~1/branching~8/seed~2") == "[synthetic seed~2 tree shape: height 1]"
+    assert label("synthetic", "seed~2") == "[synthetic seed~2 main]" and label("synthetic", shape) == "[synthetic tree shape: height 1]"
+    assert label("synthetic", "height~3") == "[synthetic height~3]"  # a path the environment names nothing: itself
     assert label("synthetic") == "[synthetic]" and label(None, "main") == ""
     job = SimpleNamespace(config={"dataset": {"name": "test"}}, wildcards=SimpleNamespace(variant="main"))
     assert job_label(job) == "[test main]"

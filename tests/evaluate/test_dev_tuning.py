@@ -7,7 +7,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ehi.evaluate.dev_tuning import joint_epochs, main, selected_epoch, selected_models
+from ehi.core.catalog import config_settings
+from ehi.core.config_files import read_config_file
+from ehi.core.multi_config import merged
+from ehi.evaluate.dev_tuning import joint_epochs, main, selected_epoch, selected_models, training_logs
 from ehi.model.tree_init import kmeans_init_
 from ehi.model.tree import TreeIndexer
 from ehi.search.tree_index import EHIIndex
@@ -16,6 +19,9 @@ from ehi.train.selection import best_epoch
 from ehi.evaluate.tree_recipe import split_arrays
 
 REPO = Path(__file__).resolve().parents[2]
+SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
+# the configs SciFact's committed runs were made with: the recipe and its DEXML-loss ablation
+SCIFACT = merged(read_config_file(REPO / "config" / "scifact.yaml"), read_config_file(REPO / "config" / "scifact_dexml.yaml"))
 
 
 def test_selected_epoch_is_the_first_best_and_the_last_when_nothing_was_judged():
@@ -27,7 +33,7 @@ def test_selected_epoch_is_the_first_best_and_the_last_when_nothing_was_judged()
 
 
 def test_the_committed_scifact_logs_mark_the_epochs_the_runs_kept():
-    epochs = joint_epochs(REPO / "results" / "scifact")
+    epochs = joint_epochs(training_logs(REPO / "results" / "scifact", config_settings(SCIFACT, SCHEMA)))
     kept = epochs[epochs.selected == "yes"].set_index("run").epoch
     # what the runs' train_summary.json say (B=288): EHI kept epoch 2, its k-means start epoch 3,
     # the DE epoch 3
@@ -38,6 +44,33 @@ def test_the_committed_scifact_logs_mark_the_epochs_the_runs_kept():
         rows = epochs[epochs.run == run]
         key = "dev_tree_ndcg@10" if run.endswith("/ehi") else "dev_ndcg@10"
         assert best_epoch(rows.to_dict("records"), key) == kept[run], run
+
+
+def test_the_runs_are_the_settings_the_configs_declare_named_as_the_workflow_names_them():
+    """Every committed SciFact log is a training of a setting the two configs declare, named by that
+    setting: the same run names the folder walk gave, read from no folder."""
+    logs = training_logs(REPO / "results" / "scifact", config_settings(SCIFACT, SCHEMA))
+    assert list(logs) == ["indexer_init~kmeans/ehi", "main/de", "main/ehi", "siamese_loss~decoupled_softmax/ehi",
+                          "siamese_loss~soft_topk/ehi", "siamese_loss~softmax/ehi"]
+    walked = sorted((REPO / "results" / "scifact").rglob("train_log/*.parquet"))
+    assert sorted(logs.values()) == walked
+    # the recipe alone declares no DEXML row: its logs are not read
+    assert "siamese_loss~softmax/ehi" not in training_logs(
+        REPO / "results" / "scifact", config_settings(read_config_file(REPO / "config" / "scifact.yaml"), SCHEMA))
+
+
+def test_grid_points_and_seed_replicas_are_runs_of_their_own(tmp_path):
+    config = {"train": {"seed": 0, "seeds": [0, 1], "lr_encoder": {"choose": [1e-4, 1e-3]}},
+              "ablations": {"floor": [{"indexer_init": "kmeans"}]},
+              "evaluation": {"variant_systems": {"ehi-warm+tree": "floor/ehi+tree"}}}
+    settings = config_settings(config, SCHEMA)
+    for variant in ("main", "seed~1", "indexer_init~kmeans/seed~1", "lr_encoder~0.001"):
+        (tmp_path / variant / "train_log").mkdir(parents=True)
+        pd.DataFrame({"epoch": [0]}).to_parquet(tmp_path / variant / "train_log" / "ehi.parquet")
+    (tmp_path / "undeclared~1" / "train_log").mkdir(parents=True)  # a folder no setting of the config is
+    pd.DataFrame({"epoch": [0]}).to_parquet(tmp_path / "undeclared~1" / "train_log" / "ehi.parquet")
+    assert set(training_logs(tmp_path, settings)) == {"main/ehi", "seed~1/ehi", "indexer_init~kmeans/seed~1/ehi",
+                                                      "lr_encoder~0.001/ehi"}
 
 
 def test_selected_models_scores_ivf_and_the_tree_on_the_runs_own_embeddings(tmp_path, tiny_dataset):
@@ -69,7 +102,8 @@ def test_the_command_writes_all_three_stages(tmp_path, tiny_dataset):
     log = pd.DataFrame({"epoch": [0, 1], "dev_ndcg@10": [0.2, 0.3], "seconds": [np.nan, 5.0]})
     (results / "main" / "train_log").mkdir(parents=True)
     log.to_parquet(results / "main" / "train_log" / "de.parquet")
-    main([str(results), str(resources), "--out", str(tmp_path / "out")])
+    (tmp_path / "c.yaml").write_text("train: {seed: 0}\n")
+    main([str(results), str(resources), "--configfile", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "out")])
     text = (tmp_path / "out.md").read_text()
     assert "## 1. tree alone" in text and "## 2. joint training" in text and "## 3. each run" in text
     csv = pd.read_csv(tmp_path / "out.csv")

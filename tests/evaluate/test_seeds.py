@@ -7,18 +7,26 @@ import pytest
 
 from ehi.evaluate.metrics import summarize
 from ehi.evaluate.seeds import (KMR_POINT, kmr_over_seeds, per_query_over_seeds, replica, replicas, seed_column,
-                                split_replica, with_seed_spread)
+                                with_seed_spread)
 from ehi.evaluate.stats import significance_report
 
 
-def test_replica_paths_round_trip():
+SEEDS_01 = {"main": {"main": 0, "seed~1": 1}}  # the main setting's replicas of train.seeds [0, 1]
+
+
+def test_replicas_are_named_with_their_seeds():
     assert replica("main", 1) == "seed~1"
     assert replica("indexer_init~kmeans", 2) == "indexer_init~kmeans/seed~2"
-    assert split_replica("seed~1") == ("main", 1)
-    assert split_replica("indexer_init~kmeans/seed~2") == ("indexer_init~kmeans", 2)
-    assert split_replica("height~1/branching~8") == ("height~1/branching~8", None)
-    assert replicas(["main"], [0, 1, 2], 0) == {"main": ["main", "seed~1", "seed~2"]}
-    assert replicas(["main"], [3], 3) == {"main": ["main"]}
+    assert replicas(["main"], [0, 1, 2], 0) == {"main": {"main": 0, "seed~1": 1, "seed~2": 2}}
+    assert replicas(["main"], [3], 3) == {"main": {"main": 3}}
+    assert list(replicas(["height~1"], [2, 0, 1], 0)["height~1"]) == ["height~1", "height~1/seed~2", "height~1/seed~1"]
+
+
+def test_the_seed_column_reads_each_replicas_seed_by_its_name():
+    frame = pd.DataFrame({"variant": ["main", "seed~1", "height~1/seed~2", "height~1", "floor~kmeans"]})
+    seeded = seed_column(frame, {**SEEDS_01, **replicas(["height~1"], [0, 2], 0)}, 0)
+    assert list(seeded.variant) == ["main", "main", "height~1", "height~1", "floor~kmeans"]
+    assert list(seeded.seed) == [0, 1, 2, 0, 0]  # a variant without replicas: the main seed
 
 
 def _per_query(seed_values: dict[str, list[float]], system: str, fracs=(0.04, 0.08), n_queries: int = 6,
@@ -37,7 +45,7 @@ def _per_query(seed_values: dict[str, list[float]], system: str, fracs=(0.04, 0.
 
 def test_kmr_over_seeds_is_the_mean_of_each_seeds_kmr_point():
     pq = _per_query({"main": [0.5, 0.6], "seed~1": [0.4, 0.8]}, "ehi+tree")
-    summary = pd.concat([summarize(g.drop(columns="seed")).assign(seed=s) for s, g in seed_column(pq, 0).groupby("seed")])
+    summary = pd.concat([summarize(g.drop(columns="seed")).assign(seed=s) for s, g in seed_column(pq, SEEDS_01, 0).groupby("seed")])
     kmr = kmr_over_seeds(summary, [0.05, 0.1, 0.01], "ndcg@10").set_index("target")
     assert kmr.loc[0.05, "value"] == pytest.approx(0.45) and kmr.loc[0.05, "n_seeds"] == 2
     assert kmr.loc[0.1, "value"] == pytest.approx(0.7)
@@ -49,7 +57,7 @@ def test_kmr_over_seeds_is_the_mean_of_each_seeds_kmr_point():
 def test_a_budget_one_seed_cannot_reach_has_no_mean():
     pq = pd.concat([_per_query({"main": [0.5, 0.6]}, "ehi+tree"),
                     _per_query({"seed~1": [0.4, 0.8]}, "ehi+tree", fracs=(0.06, 0.08))])
-    seeded = seed_column(pq, 0)
+    seeded = seed_column(pq, SEEDS_01, 0)
     summary = pd.concat([summarize(g.drop(columns="seed")).assign(seed=s) for s, g in seeded.groupby("seed")])
     kmr = kmr_over_seeds(summary, [0.05], "ndcg@10")
     assert np.isnan(kmr.value.iloc[0])
@@ -61,7 +69,7 @@ def test_per_query_values_are_averaged_over_seeds_at_each_seeds_point():
     rng = np.random.default_rng(0)
     pq = pd.concat([_per_query({"main": [0.5, 0.6], "seed~1": [0.2, 0.8]}, "ehi+tree", rng=rng),
                     _per_query({"main": [0.3, 0.5], "seed~1": [0.3, 0.5]}, "de+faiss-ivf", rng=rng)])
-    seeded = seed_column(pq, 0)
+    seeded = seed_column(pq, SEEDS_01, 0)
     averaged = per_query_over_seeds(seeded, [0.05, 0.1], ["ndcg@10"])
     assert set(averaged.budget_param) == {KMR_POINT}
     at = averaged[(averaged.system == "ehi+tree") & (averaged.budget_value == 0.1)].set_index("query_id").value

@@ -97,7 +97,7 @@ def test_a_renamed_tree_and_a_tree_pq_ablation_give_full_tables(renamed_tree, tm
 
     ablation = ("ehi+tree-pq", "ehi+exact")
     settings = ReportSettings("d", ("main", "height~1"), {"shape": ["height~1"]}, ("ndcg@10",), (0.05, 0.2, 1.0),
-                              ablation)
+                              ablation, ablation_rows={"shape": [{"height": "1"}]})
     # rule ablation_significance's table, from the per-query tables of the ablation systems
     write_ablation_tests([results / v / "per_query" / f"{s}.parquet" for v in settings.variants for s in ablation],
                          results / "ablation_significance.parquet", settings.ablations, settings.metrics, ablation,

@@ -111,9 +111,9 @@ def test_over_seeds_cells_are_seed_means_with_their_sd_and_variant_systems_join(
     floor_sig = sig.assign(system_a="ehi-floor+tree", mean_a=sig.mean_a + 0.3, delta=sig.delta + 0.3)
     write_table(pd.concat([sig, floor_sig], ignore_index=True).assign(within_seed_spread=False), "significance",
                 tmp_path / "a" / "significance.parquet", keep_extra=True)
-    seeding = {"a": {"seed_replicas": {"main": ["main", "seed~1", "seed~2"],
-                                       "floor~kmeans": ["floor~kmeans", "floor~kmeans/seed~1", "floor~kmeans/seed~2"]},
-                     "variant_systems": {"ehi-floor+tree": "floor~kmeans/ehi+tree"}, "main_seed": 0}}
+    seeding = {"a": {"seed_replicas": {"main": {"main": 0, "seed~1": 1, "seed~2": 2},
+                                       "floor~kmeans": {"floor~kmeans": 0, "floor~kmeans/seed~1": 1, "floor~kmeans/seed~2": 2}},
+                     "variant_systems": {"ehi-floor+tree": "floor~kmeans/ehi+tree"}}}
     table = across_table(load_results(tmp_path, ["a"], seeding)).set_index("dataset")
     assert table.loc["a", "seeds"] == 3
     # de+faiss-ivf at <= 5%: 0.5, 0.52, 0.54 (+0.01 for recall@100's offset) -> mean 0.520, sd 0.020

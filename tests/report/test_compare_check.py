@@ -63,7 +63,7 @@ def test_the_rule_renders_the_study_from_every_seed_on_the_work_axis(tmp_path):
     pd.DataFrame({"metric": ["ndcg@10"], "system": ["de+faiss-ivf"], "1%": ["–"], "2%": ["0.62"]}).to_csv(run / "kmr.csv", index=False)
     (run / "run.json").write_text(json.dumps({"dataset": "d_vectors", "command": "ehi compare d_vectors --seeds 0"}))
     check = {"systems": ["de+faiss-ivf"], "metric": "ndcg@10", "targets": [0.01, 0.02]}
-    compare_check(run, summaries, {"main": ["main", "seed~1", "seed~2"]}, {}, 0, check, "d", tmp_path / "d_compare_check")
+    compare_check(run, summaries, {"main": {"main": 0, "seed~1": 1, "seed~2": 2}}, {}, check, "d", tmp_path / "d_compare_check")
     table = pd.read_csv(tmp_path / "d_compare_check.csv")
     # at 1% of work no seed has a point (1.2% is the cheapest); at 2% each seed's nprobe 2: 0.62 mean
     assert table.verdict.tolist() == ["no point on either", "within"]

@@ -108,11 +108,14 @@ def test_every_registry_kind_has_its_own_colour_on_both_encoders():
 
 
 def test_variants_get_the_configs_ablation_names_and_their_paths_a_footnote(drawn):
+    from ehi.core.config_schema import variant_path
     from ehi.report.styles import variant_names
 
-    ablations = {"tree_shape": ["height~1/branching~8", "height~3/branching~8"], "loss_terms": ["lambda_indexing~0.0"],
-                 "floor": ["indexer_init~ivf/lambda_balance~10.0/floor~kmeans/dev_eval~True"]}
-    names = variant_names(ablations)
+    rows = {"tree_shape": [{"height": "1", "branching": "8"}, {"height": "3", "branching": "8"}],
+            "loss_terms": [{"lambda_indexing": "0.0"}],
+            "floor": [{"indexer_init": "ivf", "lambda_balance": "10.0", "floor": "kmeans", "dev_eval": "True"}]}
+    ablations = {name: list(map(variant_path, settings)) for name, settings in rows.items()}
+    names = variant_names(rows)
     assert names == {"main": "main setting", "height~1/branching~8": "tree shape: height 1",
                      "height~3/branching~8": "tree shape: height 3", "lambda_indexing~0.0": "loss terms: lambda_indexing 0.0",
                      "indexer_init~ivf/lambda_balance~10.0/floor~kmeans/dev_eval~True": "floor"}

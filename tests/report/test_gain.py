@@ -72,7 +72,7 @@ def _files(results):
     """The per-query tables rule gain_table would declare for ``results``."""
     from ehi.report.gain_inputs import committed_per_query
 
-    return tuple(committed_per_query(results, {}))
+    return tuple(committed_per_query(results, {}, {}))
 
 
 def test_sizes_come_from_the_data_facts_and_the_leaf_count_from_the_dev_choice(tmp_path):

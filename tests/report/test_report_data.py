@@ -9,6 +9,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import yaml
 
+from ehi.core.config_schema import ablation_rows, train_defaults, variant_key_order
 from ehi.evaluate.seeds import setting_replicas
 from ehi.evaluate.variant_systems import config_variant_paths, parse
 from ehi.report.report_data import ReportInputs, ReportSettings
@@ -22,16 +23,18 @@ SYSTEMS = ("ehi+tree", "ehi+exact")
 def synthetic_report() -> tuple[ReportInputs, ReportSettings]:
     """The inputs and settings rule tables has for the committed synthetic results."""
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    paths = config_variant_paths(config, REPO / "workflow" / "schemas" / "config.schema.yaml")
+    schema = REPO / "workflow" / "schemas" / "config.schema.yaml"
+    paths = config_variant_paths(config, schema)
     floor = parse(paths)[0].variant
+    rows = ablation_rows(config["ablations"], {**train_defaults(schema), **config["train"]}, variant_key_order(schema))
     seeds = setting_replicas(parse(paths), config["train"]["seeds"], 0)
     replicas = [r for rs in seeds.values() for r in rs]
     settings = ReportSettings("synthetic", ("main", floor), {"floor": [floor]}, ("ndcg@10", "recall@100"),
                               (0.05, 0.1, 1.0), SYSTEMS, variant_systems=paths,
-                              seed_replicas=seeds)
+                              seed_replicas=seeds, ablation_rows=rows)
     everything = ReportInputs.of_results(RESULTS, replicas)
-    ours = [f for f in everything.train_logs if f.parents[1].relative_to(RESULTS).as_posix() in settings.variants]
-    return ReportInputs(everything.significance, everything.summaries, tuple(ours), everything.leaves,
+    ours = {v: logs for v, logs in everything.train_logs.items() if v in settings.variants}
+    return ReportInputs(everything.significance, everything.summaries, ours, everything.leaves,
                         everything.ablation_significance), settings
 
 
@@ -47,7 +50,8 @@ def test_build_report_reads_every_declared_input_exactly_once(tmp_path, monkeypa
     monkeypatch.setattr(pq, "read_table", counted(pq.read_table))
     monkeypatch.setattr(pd, "read_parquet", counted(pd.read_parquet))
     inputs, settings = synthetic_report()
-    declared = [inputs.significance, *inputs.summaries, *inputs.train_logs, *inputs.leaves, inputs.ablation_significance]
+    declared = [inputs.significance, *inputs.summaries.values(), *(p for ps in inputs.train_logs.values() for p in ps),
+                *inputs.leaves.values(), inputs.ablation_significance]
     assert len(inputs.summaries) == 6 and inputs.train_logs and inputs.leaves and inputs.ablation_significance
     build_report(inputs, settings, tmp_path / "tables", tmp_path / "figures")
     assert reads == Counter(Path(p).resolve() for p in declared)

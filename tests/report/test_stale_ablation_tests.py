@@ -42,7 +42,8 @@ def test_a_report_with_variant_results_and_no_tests_says_so(tmp_path):
                     results / variant / "summary.parquet")
     write_table(pd.DataFrame(columns=schema("significance").names), "significance", results / "significance.parquet")
     ablation_tests_of({"main": paths["main"]}, results / "ablation_significance.parquet")
-    settings = ReportSettings("d", ("main", "height~1"), {"shape": ["height~1"]}, ("ndcg@10",), (0.05, 1.0), SYSTEMS)
+    settings = ReportSettings("d", ("main", "height~1"), {"shape": ["height~1"]}, ("ndcg@10",), (0.05, 1.0), SYSTEMS,
+                              ablation_rows={"shape": [{"height": "1"}]})
     build_report(ReportInputs.of_results(results, settings.variants), settings, tmp_path / "t", tmp_path / "f")
     shown = (tmp_path / "t" / "d_ablations.md").read_text()
     assert "height~1" in shown

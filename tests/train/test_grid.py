@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from ehi.core.config_schema import ablation_variants
+from ehi.core.config_schema import ablation_rows, ablation_variants
 from ehi.core.errors import ConfigError
 from ehi.train.grid import apply_choice, as_choices, copy_run, grid_points, model_grid, take_grid
 
@@ -44,11 +44,11 @@ def test_de_reads_no_tree_key_of_the_grid_and_a_row_fixes_its_own_keys():
 
 
 def test_points_are_named_as_ablation_rows_are_so_equal_settings_share_a_run():
-    points = grid_points("main", {"lr_encoder": [1e-4, 1e-3]}, ORDER)
+    points = grid_points({}, {"lr_encoder": [1e-4, 1e-3]}, ORDER)  # main's: no key of its own
     assert points == {"lr_encoder~0.0001": {"lr_encoder": 1e-4}, "lr_encoder~0.001": {"lr_encoder": 1e-3}}
     row = {"indexer_init": "ivf", "floor": "kmeans"}
-    [variant] = ablation_variants({"floor": [row]}, row, ORDER)["floor"]
-    points = grid_points(variant, {"lr_encoder": [1e-3]}, ORDER)
+    [settings] = ablation_rows({"floor": [row]}, row, ORDER)["floor"]
+    points = grid_points(settings, {"lr_encoder": [1e-3]}, ORDER)
     # the path an ablation row setting all three keys would have: the point trains once for both
     full = {**row, "lr_encoder": 1e-3}
     assert list(points) == ablation_variants({"r": [full]}, full, ORDER)["r"]
@@ -56,7 +56,7 @@ def test_points_are_named_as_ablation_rows_are_so_equal_settings_share_a_run():
 
 
 def test_every_combination_is_a_point():
-    points = grid_points("main", {"lr_encoder": [1e-4, 1e-3], "lambda_intra_leaf": [0.0, 0.5]}, ORDER)
+    points = grid_points({}, {"lr_encoder": [1e-4, 1e-3], "lambda_intra_leaf": [0.0, 0.5]}, ORDER)
     assert len(points) == 4 and {"lr_encoder": 1e-3, "lambda_intra_leaf": 0.5} in points.values()
 
 

@@ -69,12 +69,37 @@ def test_a_short_epoch_gets_a_line_at_each_quarter_of_its_steps(caplog):
 
 
 def test_a_trainings_console_label_names_its_dataset_seed_and_setting(monkeypatch):
-    from ehi.core.console import VARIANT_NAMES_ENV
+    """The label is what the workflow named the training in its folder with (settings.smk fills
+    $EHI_TRAININGS as it fills $EHI_VARIANT_NAMES), read from no part of the folder."""
+    import json
+
+    from ehi.core.catalog import training_folder
+    from ehi.core.console import TRAININGS_ENV, VARIANT_NAMES_ENV, console_names, training_jobs
     from ehi.train.progress import job_label
 
-    monkeypatch.setenv(VARIANT_NAMES_ENV, '{"indexer_init~ivf/floor~kmeans": "floor"}')
+    floor = "indexer_init~ivf/floor~kmeans"
+    seeds = {"main": {"main": 0, "seed~1": 1}, floor: {floor: 0, f"{floor}/seed~2": 2}}
+    monkeypatch.setenv(VARIANT_NAMES_ENV, json.dumps(console_names({floor: "floor"}, seeds)))
+    variants = ["main", "seed~1", floor, f"{floor}/seed~2", "height~1"]
+    monkeypatch.setenv(TRAININGS_ENV, json.dumps(training_jobs(
+        "synthetic", {training_folder("synthetic", v, m): v for v in variants for m in ("de", "ehi")})))
     assert job_label("resources/synthetic/main/ehi/train") == "[synthetic main]"
-    assert job_label("resources/synthetic/seed~1/de/train") == "[synthetic seed~1 main]"
-    assert job_label("/w/resources/synthetic/indexer_init~ivf/floor~kmeans/seed~2/ehi/train") == "[synthetic seed~2 floor]"
+    assert job_label("resources/synthetic/seed~1/de/train/") == "[synthetic seed~1 main]"
+    assert job_label("resources/synthetic/indexer_init~ivf/floor~kmeans/seed~2/ehi/train") == "[synthetic seed~2 floor]"
     assert job_label("resources/synthetic/height~1/ehi/train") == "[synthetic height~1]"  # no name: its path
+    # a folder the workflow named no training in (a path of the same shape, a training run by hand)
+    assert job_label("resources/synthetic/height~2/ehi/train") == ""
     assert job_label("/tmp/work/ehi/train") == ""
+
+
+def test_the_label_is_looked_up_by_the_folder_wherever_the_run_is(monkeypatch, tmp_path):
+    """--out-dir is relative to the working folder the workflow runs in; an absolute path to the
+    same folder names the same training."""
+    import json
+
+    from ehi.core.console import TRAININGS_ENV, training_jobs
+    from ehi.train.progress import job_label
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(TRAININGS_ENV, json.dumps(training_jobs("ds", {"resources/ds/main/de/train": "main"})))
+    assert job_label(tmp_path / "resources" / "ds" / "main" / "de" / "train") == "[ds main]"

@@ -169,12 +169,13 @@ def test_gain_properties_re_render_from_the_gain_table_and_the_measured_properti
     """Rule properties_table of config/scale_study.yaml: the gain table's CSV, each dataset's committed
     properties.json and the committed trained benchmarks give the committed table, its correlations
     and a figure."""
+    from ehi.core.catalog import dataset_properties, trained_matched
     from ehi.report.gain_properties import build_properties, read_matched
 
     names = pd.read_csv(TABLES / "scale_gain.csv").dataset.unique()
-    properties = [RESULTS / n / "properties.json" for n in names if (RESULTS / n / "properties.json").exists()]
+    properties = {n: REPO / dataset_properties(n) for n in names if (REPO / dataset_properties(n)).exists()}
     assert properties, "no dataset's properties are committed"
-    matched = read_matched(sorted((RESULTS / "benchmarks").glob("trained_*/trained_matched.parquet")))
+    matched = read_matched({n: REPO / trained_matched(n) for n in names if (REPO / trained_matched(n)).exists()})
     build_properties(TABLES / "scale_gain.csv", properties, matched, tmp_path / "scale_gain_properties",
                      tmp_path / "gain_vs_properties.png")
     assert (tmp_path / "gain_vs_properties.png").stat().st_size > 0

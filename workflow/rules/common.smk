@@ -1,10 +1,10 @@
-# Helpers shared by the stage files; kept small, since anything that grows belongs in `ehi`.
-import json
+# Helpers shared by the stage files (the settings a config declares, and what each trains with, are
+# settings.smk's); kept small, since anything that grows belongs in `ehi`.
 import os
 import re
 from pathlib import Path
 
-from ehi.core.catalog import dataset_logs, dataset_resources, dataset_results
+from ehi.core.catalog import dataset_logs, dataset_properties, dataset_resources, dataset_results
 from ehi.core.versions import STAGES, upstream_versions
 from ehi.core.fingerprint import encoder_identity
 from ehi.config_checks import check_config, known_corpus_size
@@ -15,16 +15,9 @@ from ehi.data.manifest import check_manifest
 from ehi.data.produced import produced_folders, produced_inputs
 from ehi.vector_checks import check_vectors_folder
 from ehi.core.config import canonical
-from ehi.core.config_schema import ablation_variants
-from ehi.train.model_keys import model_settings
 from ehi.search.grids import tree_leaf_count
 from ehi.search.factory_kinds import check_factories
 from ehi.search.registry import ann_kind, rule_settings
-from ehi.evaluate.variant_systems import resolve as resolve_variant_systems
-from ehi.evaluate.seeds import replica, setting_replicas, split_replica
-from ehi.train.grid import as_choices, grid_points, model_grid
-from ehi.report.styles import variant_names
-from ehi.core.console import VARIANT_NAMES_ENV
 from ehi.core.unfinished import date_back, outdate_unfinished
 from ehi.report.report_files import untested_ablation_variants
 
@@ -86,57 +79,6 @@ _ENCODER_ID = _ENCODER if os.path.normpath(_ENCODER) in produced_folders(config)
 ENCODER_ID = {"encoder_id": _ENCODER_ID} if _ENCODER_ID != _ENCODER else {}
 
 
-# {ablation name: [variant path]}, Paramspace-style key~value/... paths (ehi.core.config_schema)
-ABLATIONS = ablation_variants(config["ablations"], config["train"], TRAIN_KEY_ORDER)
-# the names a job's console lines call its setting by (ehi.core.console.label): the
-# environment, not a param, since a param or shell change would retrain every cached model
-os.environ[VARIANT_NAMES_ENV] = json.dumps({**json.loads(os.environ.get(VARIANT_NAMES_ENV) or "{}"),
-                                            **{v: n for v, n in variant_names(ABLATIONS).items() if v != "main"}})
-
-
-def variant_overrides(variant):
-    """The train keys a variant path sets: 'height~1/branching~64' -> {'height': 1, 'branching': 64}."""
-    if variant == "main":
-        return {}
-    import yaml
-
-    def value(text):
-        # YAML reads 1e-12 (Python's spelling of a small float, as the path holds it) as a string
-        parsed = yaml.safe_load(text)
-        try:
-            return float(parsed) if isinstance(parsed, str) else parsed
-        except ValueError:
-            return parsed
-
-    return {k: value(v) for k, v in (part.split("~", 1) for part in variant.split("/"))}
-
-
-def train_params(variant, model, dev_choice=()):
-    """The TrainConfig of one model in one variant, keys sorted: as a param, a reordered config must
-    not rerun training. DE gets only the keys DE reads (ehi.train.model_keys), so a tree setting
-    reruns EHI alone. ``seeds`` is the workflow's (which replicas exist), not the training's: a
-    replica's own seed comes in through its path."""
-    params = {**config["train"], **variant_overrides(variant), "max_length": config["encoder"]["max_length"]}
-    # a setting's other seeds train at its dev choice (ehi.train.grid.apply_choice reads it in the job)
-    params.update(as_choices(variant_grid(split_replica(variant)[0], model)))
-    params.pop("seeds", None)
-    if params.get("dev_cost") is None:  # unset: dev selection reads the tables' cost model
-        params.pop("dev_cost", None)
-        if config["search"]["budget_cost"] != "documents":
-            params["dev_cost"] = config["search"]["budget_cost"]
-    params = model_settings(params, model)
-    if dev_choice:  # the file the job reads its gridded keys' values from (as branching's auto: below)
-        params["dev_choice"] = dev_choice[0]
-    if params.get("branching") == "auto":  # the training reads rule dev_leaf_count's choice from there
-        params["branching"] = f"auto:{LEAF_COUNT}"
-    return canonical(params)
-
-
-def leaf_count_input(wildcards):
-    """The dev leaf-count choice a training reads where its branching is auto (else nothing)."""
-    return [LEAF_COUNT] if str(train_params(wildcards.variant, "ehi")["branching"]).startswith("auto:") else []
-
-
 def evaluation_settings(*keys):
     """The evaluation keys a rule reads, keys sorted (ehi.evaluate.config.EvaluationConfig)."""
     return canonical({key: config["evaluation"][key] for key in keys})
@@ -153,13 +95,6 @@ def search_settings(wildcards):
     A search whose lists are the tree's (ivf-lists) reads the variant's leaf count too."""
     tree = tree_leaf_count({**config["train"], **variant_overrides(wildcards.variant)})
     return rule_settings(config["search"], wildcards.system, tree)
-
-
-def variant_systems(variant):
-    base, seed = split_replica(variant)
-    systems = config["search"]["systems"] if base == "main" else config["ablation_systems"]
-    # a replica's untrained encoder is the variant's own: searched once, in the variant itself
-    return systems if seed is None else [s for s in systems if not s.startswith("pre+")]
 
 
 def outputs_of(variant):
@@ -190,38 +125,6 @@ def exact_names(names):
     return "|".join(re.escape(n) for n in names) or "(?!)"
 
 
-def variant_grid(variant, model):
-    """The grid ``model`` is chosen over in ``variant`` (main or an ablation row; ehi/train/grid.py)."""
-    if variant != "main" and variant not in ABLATION_PATHS:  # a grid point, or another seed's path
-        return {}
-    return model_grid(TRAIN_GRID, model, variant_overrides(variant))
-
-
-def grid_points_of(variant, model):
-    """{point path: its grid values} that ``model`` is trained at in ``variant``, for its dev choice."""
-    return grid_points(variant, variant_grid(variant, model), TRAIN_KEY_ORDER)
-
-
-def dev_choice_input(wildcards, model):
-    """The dev choice another seed of a gridded setting trains at (nothing elsewhere)."""
-    base, seed = split_replica(wildcards.variant)
-    return [f"{RES}/{base}/dev_grid/{model}.json"] if seed is not None and variant_grid(base, model) else []
-
-
-def start_encoder(variant):
-    """Where EHI's encoder starts: the configured encoder, or (``train.encoder_init: de``) the main
-    setting's DE of the same seed, as the paper starts EHI from an encoder fine-tuned on the task."""
-    if train_params(variant, "ehi").get("encoder_init") != "de":
-        return config["encoder"]["name"]
-    _, seed = split_replica(variant)
-    return f"{R}/{'main' if seed is None else replica('main', seed)}/de/train/encoder"
-
-
-def start_encoder_input(wildcards):
-    start = start_encoder(wildcards.variant)
-    return [start] if start != config["encoder"]["name"] else []
-
-
 def encoder_input(wildcards):
     # the untrained encoder ("pre") needs no training job
     return [] if wildcards.model == "pre" else f"{R}/{wildcards.variant}/{wildcards.model}/train/encoder"
@@ -243,28 +146,6 @@ def search_inputs(wildcards):
 def data_dir(wildcards, input):
     """Folder of the dataset Parquet tables, taken from the `data` input of the job."""
     return os.path.dirname(input.data[0])
-
-
-VARIANTS = ["main"] + [v for vs in ABLATIONS.values() for v in vs]
-ABLATION_PATHS = set(VARIANTS[1:])
-# {model: [the settings it is chosen on dev in]}: main and ablation rows whose models read a grid key
-GRIDDED = {m: [v for v in VARIANTS if variant_grid(v, m)] for m in ("de", "ehi")}
-# the dev-choice records of every gridded setting (rule dev_grid), what `all` and `train_all` ask for
-GRID_CHOICES = [f"{RES}/{v}/dev_grid/{m}.parquet" for m, vs in GRIDDED.items() for v in vs
-                if m in {s.split("+")[0] for s in variant_systems(v)}]
-GRID_TABLE = [f"results/tables/{DS}_dev_grid.md"] if GRID_CHOICES else []
-# Systems of an ablation variant reported beside the main setting's (evaluation.variant_systems,
-# e.g. the k-means-started tree as ehi-warm+tree: stabiliser/ehi+tree): their cached per-query rows,
-# relabelled. Each names its ablation row; the rules read the row's variant path (VARIANT_SYSTEM_PATHS)
-with exit_on_user_error("snakemake"):
-    VARIANT_SYSTEMS = resolve_variant_systems(config["evaluation"].get("variant_systems"), ABLATIONS,
-                                              variant_systems, config["search"]["systems"])
-VARIANT_SYSTEM_PATHS = {spec.name: spec.path for spec in VARIANT_SYSTEMS}
-# train.seeds: the main setting and the variants reported beside it, once per seed ({variant: [its
-# own path, then a seed~S replica per other seed]}); the replicas are variants like any other.
-SEEDS = config["train"]["seeds"] or [config["train"]["seed"]]
-SEED_REPLICAS = setting_replicas(VARIANT_SYSTEMS, SEEDS, config["train"]["seed"])
-REPLICAS = [r for rs in SEED_REPLICAS.values() for r in rs[1:]]
 
 
 MISSING_CACHED = []  # what a report-only run goes without (named by report.smk, not a MissingInputException)

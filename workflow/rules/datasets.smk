@@ -17,18 +17,18 @@ def report_input(path, report_only):
 
 
 def across_seeding(name, datasets):
-    """What the cross-dataset table needs of one dataset's seeds: {variant: its seed replicas} of the
-    main setting and each variant system's variant (none for one seed), the variant systems, the
-    main seed (as the dataset's own tables rule: ehi.evaluate.seeds)."""
+    """What the cross-dataset table and the gain need of one dataset's seeds: {variant: {its seed replicas:
+    their seeds}} of the main setting and each variant system's variant (none for one seed), and the
+    variant systems (as the dataset's own tables rule: ehi.evaluate.seeds)."""
     from ehi.evaluate.seeds import setting_replicas
     from ehi.evaluate.variant_systems import parse as parse_variant_systems
 
-    cfg = datasets[name]
-    main_seed = cfg["train"].get("seed", 0)
-    seeds = cfg["train"].get("seeds") or [main_seed]
-    systems = config_variant_paths(cfg, SCHEMA)
+    train = datasets[name].get("train", {})  # another config's (gain.other_datasets) may leave it out
+    main_seed = train.get("seed", 0)
+    seeds = train.get("seeds") or [main_seed]
+    systems = config_variant_paths(datasets[name], SCHEMA)
     return {"seed_replicas": setting_replicas(parse_variant_systems(systems), seeds, main_seed) if len(seeds) > 1 else {},
-            "variant_systems": systems, "main_seed": main_seed}
+            "variant_systems": systems}
 
 
 # The gain tables' helpers (gain.smk).
@@ -46,7 +46,9 @@ def gain_per_query(name):
     if GAIN_DATASETS[name][1] and not REPORT_ONLY:
         tests = getattr(rules, PREFIX[name] + "significance").input
         return [*tests.per_query, *tests.variant_per_query]
-    return [os.path.abspath(p) for p in committed_per_query(dataset_results(name), GAIN_SETTINGS[name]["variant_systems"])]
+    seeding = across_seeding(name, {n: cfg for n, (cfg, _) in GAIN_DATASETS.items()})
+    return [os.path.abspath(p) for p in committed_per_query(dataset_results(name), seeding["variant_systems"],
+                                                            seeding["seed_replicas"])]
 
 
 def gain_leaf_counts():

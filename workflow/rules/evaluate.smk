@@ -120,7 +120,7 @@ rule collection_properties:
         # the leaf count chosen on dev, where it is chosen there (branching: auto)
         leaf_count=[f"{RES}/dev_leaf_count.json"] if config["train"].get("branching") == "auto" else [],
     output:
-        f"{RES}/properties.json",
+        dataset_properties(DS),
     params:
         branching=config["train"].get("branching"),
     log:

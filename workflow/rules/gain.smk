@@ -3,7 +3,7 @@
 # (results/<dataset>/data.json: N, training queries, a world's knobs), never typed sizes. Datasets of
 # other configs (`gain.other_datasets`, e.g. the frozen real collections) join with their results as
 # committed. Included by ../multi.smk; its helpers are in datasets.smk.
-from glob import glob
+from ehi.core.catalog import dataset_properties, trained_matched
 
 
 GAIN = config.get("gain") or {}
@@ -12,10 +12,17 @@ GAIN_FIGURE = f"results/figures/{GAIN.get('name')}"
 with exit_on_user_error("snakemake"):
     # {name: (its config, whether this config runs it)} in the table's order
     GAIN_DATASETS = gain_datasets(GAIN, DATASETS)
-    # what the gain table reads of each: its leaf count, its main seed, its variant systems' paths
+    # what the gain table reads of each: its leaf count, its main seed, its variant systems' paths and,
+    # trained with several seeds, its seed replicas (a key only then: one seed's params stay as they were)
+    _GAIN_SEEDING = {n: across_seeding(n, {m: cfg for m, (cfg, _) in GAIN_DATASETS.items()}) for n in GAIN_DATASETS}
     GAIN_SETTINGS = {n: {"branching": cfg.get("train", {}).get("branching"), "main_seed": cfg.get("train", {}).get("seed", 0),
-                         "variant_systems": config_variant_paths(cfg, SCHEMA)}
+                         "variant_systems": config_variant_paths(cfg, SCHEMA),
+                         **({"seed_replicas": _GAIN_SEEDING[n]["seed_replicas"]} if _GAIN_SEEDING[n]["seed_replicas"] else {})}
                      for n, (cfg, _) in GAIN_DATASETS.items()}
+# the datasets measured before training (rule collection_properties, asked for by name: it needs the
+# dataset's pretrained vectors) and those with a committed trained benchmark (rule trained_benchmark)
+GAIN_MEASURED = [n for n in GAIN_DATASETS if os.path.exists(dataset_properties(n))]
+GAIN_BENCHMARKED = [n for n in GAIN_DATASETS if os.path.exists(trained_matched(n))]
 # which systems are compared: the config's, never a name the report knows
 GAIN_SYSTEMS = {"trees": list(GAIN.get("trees") or []), "controls": list(GAIN.get("controls") or [])}
 
@@ -74,12 +81,10 @@ if GAIN_DATASETS:
         `all`."""
         input:
             gains=rules.gain_table.output.csv,
-            # each dataset's as measured (results/<dataset>/properties.json, asked for by name: it needs
-            # the dataset's pretrained vectors); a dataset not measured has an empty row
-            properties=[os.path.abspath(f"results/{n}/properties.json") for n in GAIN_DATASETS
-                        if os.path.exists(f"results/{n}/properties.json")],
-            # the committed trained benchmarks (rule trained_benchmark), as they are
-            matched=sorted(os.path.abspath(p) for p in glob("results/benchmarks/trained_*/trained_matched.parquet")),
+            # each dataset's as measured; a dataset not measured has an empty row
+            properties=[os.path.abspath(dataset_properties(n)) for n in GAIN_MEASURED],
+            # the committed trained benchmarks, as they are
+            matched=[os.path.abspath(trained_matched(n)) for n in GAIN_BENCHMARKED],
         output:
             md=update(f"{GAIN_TABLE}_properties.md"),
             tex=update(f"{GAIN_TABLE}_properties.tex"),
@@ -87,6 +92,9 @@ if GAIN_DATASETS:
             correlation=[update(f"{GAIN_TABLE}_properties_correlation{ext}") for ext in (".md", ".tex", ".csv")],
             figure=update(f"{GAIN_FIGURE}/gain_vs_properties.png"),
         params:
+            # the dataset of each properties and matched input, in their order
+            measured=GAIN_MEASURED,
+            benchmarked=GAIN_BENCHMARKED,
             version=1,
         log:
             f"logs/{GAIN.get('name')}_properties.log",

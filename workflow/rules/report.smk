@@ -17,15 +17,23 @@ localrules:
     claims,
 
 
+# rule tables' inputs of each setting, {variant: its files}: the rule hands the report each file beside
+# the variant it is of, and a report-only run goes without a file not cached (cached() gives [])
+TABLE_SUMMARIES = {v: cached(f"{RES}/{v}/summary.parquet") for v in VARIANTS + REPLICAS}
+TABLE_SIGNIFICANCE = cached(f"{RES}/significance.parquet")  # here: what is missing is told in this order
+TABLE_TRAIN_LOGS = {v: [p for p in map(cached, outputs_of(v)[1:]) if p] for v in VARIANTS}
+# the leaves of every variant that searches its trained tree index (the registry says which kinds do)
+TABLE_LEAVES = {v: cached(f"{RES}/{v}/leaves.parquet") for v in VARIANTS
+                if any(ann_kind(s.split("+")[1]).from_index for s in variant_systems(v))}
+
+
 rule tables:
     input:
         dev_grid=GRID_TABLE,  # rendered first, so `tables` re-renders every committed table
-        summaries=[cached(f"{RES}/{v}/summary.parquet") for v in VARIANTS + REPLICAS],
-        significance=cached(f"{RES}/significance.parquet"),
-        train_logs=[cached(p) for v in VARIANTS for p in outputs_of(v)[1:]],
-        # the leaves of every variant that searches its trained tree index (the registry says which kinds do)
-        leaves=[cached(f"{RES}/{v}/leaves.parquet") for v in VARIANTS
-                if any(ann_kind(s.split("+")[1]).from_index for s in variant_systems(v))],
+        summaries=list(TABLE_SUMMARIES.values()),
+        significance=TABLE_SIGNIFICANCE,
+        train_logs=[p for ps in TABLE_TRAIN_LOGS.values() for p in ps],
+        leaves=list(TABLE_LEAVES.values()),
         # each ablation variant tested against the main setting (rule ablation_significance); a
         # report-only run whose cached tests are missing, or miss a variant with results, has the
         # rule make them from the cached per-query tables (evaluate.smk)
@@ -55,9 +63,13 @@ rule tables:
     params:
         dataset=DS,
         variants=VARIANTS,
+        # the variant of each summary, train log and leaves input, in their order
+        summary_variants=[v for v, p in TABLE_SUMMARIES.items() if p],
+        train_log_variants=[v for v, ps in TABLE_TRAIN_LOGS.items() for _ in ps],
+        leaves_variants=[v for v, p in TABLE_LEAVES.items() if p],
         seed_replicas=SEED_REPLICAS if len(SEEDS) > 1 else {},
-        main_seed=config["train"]["seed"],
         ablations=ABLATIONS,
+        ablation_rows=ABLATION_ROWS,  # their settings, which the figures name the variants by
         results_dir=lambda w, input: os.path.dirname(input.significance),
         metrics=config["evaluation"]["metrics"],
         targets=config["evaluation"]["targets"],
@@ -146,7 +158,6 @@ if (config.get("compare_check") or {}).get("run"):
             summary_variants=_CHECKED,
             seed_replicas=SEED_REPLICAS,
             variant_systems=VARIANT_SYSTEM_PATHS,
-            main_seed=config["train"]["seed"],
             check={key: _CHECK[key] for key in ("systems", "metric", "targets")},
         log:
             f"logs/{DS}/compare_check.log",

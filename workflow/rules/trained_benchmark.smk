@@ -9,7 +9,7 @@
 # rule tunes them). Every path is the catalog's (ehi/core/catalog.py).
 
 from ehi.config_checks import check_tree_names
-from ehi.core.catalog import dataset_resources, dataset_results, trained_benchmark_folder, trained_index
+from ehi.core.catalog import dataset_resources, dataset_results, trained_benchmark_folder, trained_index, trained_matched
 from ehi.core.multi_config import check_trained_benchmark
 
 TRAINED_BENCH = config.get("trained_benchmark") or {}
@@ -33,7 +33,7 @@ if TRAINED_BENCH.get("dataset"):
             # committed: update() outputs, kept through a failed job (ehi/core/unfinished.py)
             md=update(f"{_TB_OUT}/trained.md"),
             curves=update(f"{_TB_OUT}/trained_curves.parquet"),
-            matched=update(f"{_TB_OUT}/trained_matched.parquet"),
+            matched=update(trained_matched(_TB_DS)),
             figure=update(f"{_TB_OUT}/trained_pareto.png"),
         params:
             dataset=_TB_DS,

@@ -7,4 +7,4 @@ from ehi.report.compare_check import compare_check
 log = setup(snakemake)
 p = snakemake.params
 compare_check(p.run, dict(zip(p.summary_variants, snakemake.input.summaries)), p.seed_replicas, p.variant_systems,
-              p.main_seed, p.check, p.dataset, snakemake.output.md.removesuffix(".md"))
+              p.check, p.dataset, snakemake.output.md.removesuffix(".md"))

@@ -15,7 +15,7 @@ for facts, (name, spec) in zip(snakemake.input.facts, snakemake.params.datasets.
     assert results.name == name, (results, name)  # the facts are listed in the datasets' order
     per_query = tuple(Path(p) for p in snakemake.input.per_query if Path(p).resolve().is_relative_to(results.resolve()))
     datasets.append(GainDataset(results, leaf_count(results, spec["branching"]), spec["variant_systems"],
-                                int(spec["main_seed"]), per_query))
+                                int(spec["main_seed"]), per_query, spec.get("seed_replicas", {})))
 build_gain(datasets, Path(snakemake.output.md).with_suffix(""), Path(snakemake.output.figure),
            GainSystems.from_config(snakemake.params.systems))
 attempt.unlink()

@@ -9,7 +9,9 @@ from ehi.report.gain_properties import build_properties, read_matched
 
 log = setup(snakemake)
 attempt = hold(snakemake)  # its update() outputs: removed once they are written (ehi/core/unfinished.py)
-matched = read_matched(snakemake.input.matched)
-build_properties(Path(snakemake.input.gains), [Path(p) for p in snakemake.input.properties], matched,
+# each file beside the dataset the rule names it for
+matched = read_matched(dict(zip(snakemake.params.benchmarked, snakemake.input.matched, strict=True)))
+properties = dict(zip(snakemake.params.measured, map(Path, snakemake.input.properties), strict=True))
+build_properties(Path(snakemake.input.gains), properties, matched,
                  Path(snakemake.output.md).with_suffix(""), Path(snakemake.output.figure))
 attempt.unlink()

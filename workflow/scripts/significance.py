@@ -10,7 +10,7 @@ from ehi.core.work import on_budget_axis
 from ehi.evaluate.config import EvaluationConfig
 from ehi.evaluate.result_checks import read_per_query
 from ehi.evaluate.stats import significance_report
-from ehi.evaluate.seeds import per_query_over_seeds, seed_column, with_seed_spread
+from ehi.evaluate.seeds import per_query_over_seeds, seed_column, setting_replicas, with_seed_spread
 from ehi.evaluate.variant_systems import parse as parse_variant_systems, significance_role, with_variant_systems
 
 log = setup(snakemake)
@@ -26,9 +26,10 @@ specs = parse_variant_systems(cfg.variant_systems)
 seeds = snakemake.params.seeds
 variant_rows = on_budget_axis(pd.concat(frames[len(inp.per_query):], ignore_index=True), cfg.budget_axis,
                              "per_query") if specs else None
-if seeds:  # relabel each seed replica to its variant, then average each query over seeds
-    per_query = seed_column(per_query, seeds["main_seed"])
-    variant_rows = seed_column(variant_rows, seeds["main_seed"]) if specs else None
+if seeds:  # relabel each seed replica to its variant (named as rule significance named its inputs), then average each query over seeds
+    replicas = setting_replicas(specs, seeds["seeds"], seeds["main_seed"])
+    per_query = seed_column(per_query, replicas, seeds["main_seed"])
+    variant_rows = seed_column(variant_rows, replicas, seeds["main_seed"]) if specs else None
 per_query = with_variant_systems(per_query, [(s, variant_rows) for s in specs])
 per_seed = per_query
 if seeds:

@@ -14,8 +14,7 @@ attempt = hold(snakemake)  # removed only once every table and figure is in plac
 stale = stale_results(p.results_dir)
 if stale:  # rendered all the same (a fresh clone renders what is cached), but never silently
     log.warning(describe(stale))
-inputs = ReportInputs(Path(inp.significance), *(tuple(map(Path, paths)) for paths in (inp.summaries, inp.train_logs, inp.leaves)),
-                     Path(inp.ablation_significance[0]) if inp.ablation_significance else None)
+inputs = ReportInputs.of_rule(inp, p)  # each file beside the variant the rule names it for
 settings = ReportSettings.from_params(p)  # by name: evaluation's report keys are params only where set
 build_report(inputs, settings, Path(out.kmr).parent, out.figures)
 attempt.unlink()
