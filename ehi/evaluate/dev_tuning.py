@@ -15,7 +15,7 @@ Three stages, each read from what it left behind (the test split is never read):
 results/tables/<ds>_dev_tuning`` (RESULTS = results/<ds>, RESOURCES = resources/<ds>, which holds the
 runs' embeddings and indexes). The runs are the trainings of the settings the config files (layered
 as ``snakemake --configfile`` lays them) declare: main, ablation rows, grid points and seed replicas
-(:func:`ehi.core.catalog.config_settings`), each named by its setting, never by the folder its log is in.
+(:func:`ehi.evaluate.variant_systems.config_settings`), each named by its setting, never by the folder its log is in.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ehi.core.catalog import config_settings, setting_train_log
+from ehi.core.catalog import setting_train_log
+from ehi.evaluate.variant_systems import config_settings
 from ehi.core.config_files import read_config_file
 from ehi.core.io import read_table
 from ehi.core.multi_config import merged
 from ehi.data.dataset import Dataset
-from ehi.schema_file import PATH as SCHEMA
 from ehi.evaluate.tree_recipe import ivf_rows, split_arrays, tree_row
 from ehi.search.tree_index import EHIIndex
 from ehi.train.dev_eval import ranking_metrics, top_rows
@@ -58,7 +58,7 @@ def selected_epoch(log: pd.DataFrame) -> int:
 
 def training_logs(results: Path, settings) -> dict[str, Path]:
     """{run: its training log} of every training of ``settings`` (the variant paths a config declares,
-    :func:`ehi.core.catalog.config_settings`) that left a log under ``results`` (results/<dataset>):
+    :func:`ehi.evaluate.variant_systems.config_settings`) that left a log under ``results`` (results/<dataset>):
     a run is named ``<variant>/<model>`` (``main/ehi``, ``indexer_init~kmeans/de``), in path order."""
     logs = {f"{variant}/{model}": Path(setting_train_log(str(results), variant, model))
             for variant in settings for model in MODELS}
@@ -115,6 +115,9 @@ def main(argv=None) -> None:
                              "the settings whose training logs are read")
     parser.add_argument("--screen", type=Path, nargs="*", default=[],
                         help="CSVs of tree-alone screens (ehi.evaluate.tree_recipe), each row tagged with its file's name")
+    parser.add_argument("--schema", type=Path, default=Path("workflow/schemas/config.schema.yaml"),
+                        help="the config schema whose defaults fill what the config files leave out (the "
+                             "checkout's, run from its root)")
     parser.add_argument("--nlist", type=int, default=64, help="IVF lists: the tree's number of leaves")
     parser.add_argument("--out", type=Path, required=True, help="table path without suffix (.md and .csv)")
     args = parser.parse_args(argv)
@@ -125,7 +128,7 @@ def main(argv=None) -> None:
     config = {}
     for path in args.configfile:
         config = merged(config, read_config_file(path))
-    epochs = joint_epochs(training_logs(args.results, config_settings(config, SCHEMA)))
+    epochs = joint_epochs(training_logs(args.results, config_settings(config, args.schema)))
     runs = sorted(set(epochs.run)) + ["main/pre"]  # the untrained encoder: IVF's own starting point
     stages = {
         "1. tree alone on frozen pretrained embeddings (dev)": pd.concat(

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from ehi.core.catalog import Setting
 from ehi.core.errors import ConfigError
 
 
@@ -133,3 +134,46 @@ def significance_role(spec: VariantSystem) -> str:
     from ehi.evaluate.roles import role
 
     return role(spec.system)
+
+
+# the settings a config declares, each with its variant path: the workflow builds its table of them
+# once (workflow/rules/settings.smk) and looks each job's variant wildcard up there
+# (ehi.core.catalog.variant_setting); a command-line tool reads the same table from a config's files
+def declared_settings(rows: dict[str, list[dict[str, str]]], key_order: list[str], grid: dict[str, list] | None = None,
+                      seed_replicas: dict[str, dict[str, int]] | None = None) -> dict[str, Setting]:
+    """{variant path: its Setting} of every setting a config declares: main, each ablation row
+    (``rows``, :func:`ehi.core.config_schema.ablation_rows`), each point of the part of the train
+    ``grid`` ({key: values}, :func:`ehi.train.grid.take_grid`) each model reads in main or a row,
+    and each seed replica (``seed_replicas``: {variant: {path: seed}}, ehi.evaluate.seeds.replicas)."""
+    from ehi.core.config_schema import variant_path
+    from ehi.train.grid import grid_settings, model_grid
+
+    settings = {"main": Setting({}, "main"),
+                **{variant_path(row): Setting(row, variant_path(row)) for table in rows.values() for row in table}}
+    for variant, setting in list(settings.items()):
+        for model in ("de", "ehi"):
+            points = model_grid(grid or {}, model, setting.values())
+            if points:  # a grid point: a setting of its own, trained with train.seed (ehi/train/grid.py)
+                settings.update({path: Setting(keys, path) for path, keys in
+                                 grid_settings(setting.keys, points, key_order).items()})
+    settings.update({path: Setting({**settings[variant].keys, "seed": f"{seed}"}, variant, seed)
+                     for variant, paths in (seed_replicas or {}).items() for path, seed in paths.items()
+                     if path != variant})
+    return settings
+
+
+def config_settings(config: dict, schema_path) -> dict[str, Setting]:
+    """:func:`declared_settings` of a config as read from its files (``train`` and ``ablations`` as
+    written, the schema's defaults filling what it leaves out): what a command-line tool reads of
+    the settings a config's runs are, as the workflow names them (workflow/rules/settings.smk)."""
+    from ehi.core.config_schema import ablation_rows, train_defaults, variant_key_order
+    from ehi.evaluate.seeds import setting_replicas
+    from ehi.train.grid import take_grid
+
+    key_order = variant_key_order(schema_path)
+    train = {**train_defaults(schema_path), **(config.get("train") or {})}
+    grid = take_grid(train)
+    systems = named_rows((config.get("evaluation") or {}).get("variant_systems"), config_ablations(config, schema_path))
+    seed_replicas = setting_replicas(systems, train.get("seeds") or [train["seed"]], train["seed"])
+    return declared_settings(ablation_rows(config.get("ablations") or {}, train, key_order), key_order, grid,
+                             seed_replicas)

@@ -30,7 +30,7 @@ from ehi.core.errors import ConfigError
 # every <dataset>_<kind> table the rules of one dataset write (report, tune and train-log tables)
 TABLE_KINDS = ("kmr", "kmr_seeds", "significance", "ablations", "ablation_significance", "leaf_balance", "timings",
                "claims", "train_log", "dev_leaf_count", "dev_tree_leaves", "dev_tree_recipe", "dev_tree_shape",
-               "dev_tuning", "dev_tuning_b64", "dev_grid")
+               "dev_tuning", "dev_tuning_b64", "dev_grid", "compare_check")
 NOT_DATASETS = ("tables", "figures", "benchmarks")  # folders of results/ that hold no dataset's results
 
 

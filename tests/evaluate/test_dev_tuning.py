@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ehi.core.catalog import config_settings
+from ehi.evaluate.variant_systems import config_settings
 from ehi.core.config_files import read_config_file
 from ehi.core.multi_config import merged
 from ehi.evaluate.dev_tuning import joint_epochs, main, selected_epoch, selected_models, training_logs

@@ -1,17 +1,17 @@
 # The settings a config declares and what each one trains with: main, the ablation rows, the grid
-# points chosen on dev and the seed replicas (ehi.core.catalog.declared_settings), the train params of
+# points chosen on dev and the seed replicas (ehi.evaluate.variant_systems.declared_settings), the train params of
 # a setting's model, the systems it searches, and the names its jobs' console lines call it by.
 # Included right after common.smk (the dataset's folders, the checks); the stage files read it.
 import json
 import os
 
-from ehi.core.catalog import declared_settings, training_folder, variant_setting
+from ehi.core.catalog import training_folder, variant_setting
 from ehi.core.config import canonical
 from ehi.core.config_schema import ablation_rows, variant_path
 from ehi.core.console import TRAININGS_ENV, VARIANT_NAMES_ENV, console_names, training_jobs
 from ehi.core.errors import exit_on_user_error
 from ehi.evaluate.seeds import replica, setting_replicas
-from ehi.evaluate.variant_systems import resolve as resolve_variant_systems
+from ehi.evaluate.variant_systems import declared_settings, resolve as resolve_variant_systems
 from ehi.report.styles import variant_names
 from ehi.train.grid import as_choices, grid_points, model_grid
 from ehi.train.model_keys import model_settings
@@ -21,7 +21,7 @@ from ehi.train.model_keys import model_settings
 # key~value/... paths (ehi.core.config_schema)
 ABLATION_ROWS = ablation_rows(config["ablations"], config["train"], TRAIN_KEY_ORDER)
 ABLATIONS = {name: list(map(variant_path, rows)) for name, rows in ABLATION_ROWS.items()}
-# {variant path: its Setting} of every setting the config declares (ehi.core.catalog.declared_settings):
+# {variant path: its Setting} of every setting the config declares (ehi.evaluate.variant_systems.declared_settings):
 # main and the ablation rows here, with their grid points and seed replicas once those are named below.
 # A job's variant wildcard is looked up here (variant_setting), so a path the config declares nowhere is refused
 SETTINGS = declared_settings(ABLATION_ROWS, TRAIN_KEY_ORDER)
