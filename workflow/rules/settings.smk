@@ -130,7 +130,7 @@ SETTINGS = declared_settings(ABLATION_ROWS, TRAIN_KEY_ORDER, TRAIN_GRID, SEED_RE
 # the environment, not a param, since a param or shell change would retrain every cached model
 os.environ[VARIANT_NAMES_ENV] = json.dumps({**json.loads(os.environ.get(VARIANT_NAMES_ENV) or "{}"), **console_names(
     {v: n for v, n in variant_names(ABLATION_ROWS).items() if v != "main"}, SEED_REPLICAS)})
-# each training's dataset and setting, by the folder its rule hands the training script (--out-dir):
+# each training's dataset and setting, by the folder the training script is handed (--out-dir), gives
 # its console label (ehi.train.progress.job_label), from the environment for the same reason
 os.environ[TRAININGS_ENV] = json.dumps({**json.loads(os.environ.get(TRAININGS_ENV) or "{}"), **training_jobs(
     DS, {training_folder(DS, v, m): v for v in SETTINGS for m in ("de", "ehi")})})
