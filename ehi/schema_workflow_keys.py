@@ -47,6 +47,10 @@ GAIN_DOCS = {
     "controls": Doc(("The IVFs each tree is compared with, in order: first the tree's own control (k-means"
                  " IVF with as many lists, the search ivf-lists), then IVF tuned on its own (the _by_n"
                  " table reads the second where a dataset has no first)."), words={"minItems": 1}),
+    "dataset_pairs": ("Per dataset, the trees read and each one's controls, {dataset: {tree: [controls]}}, "
+                      "in place of trees x controls: for a dataset whose trees sit on different vectors "
+                      "(the frozen MiniLM tower, DE's), each read against k-means lists on its own vectors"
+                      " first; a report name such as ehi+tree may also mean the joint tree there."),
 }
 
 TRAINED_BENCHMARK_DOCS = {

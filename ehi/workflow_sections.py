@@ -62,6 +62,8 @@ class GainConfig(Section):
     other_datasets: dict[str, str] = field(default_factory=dict)  # {dataset: the config file that runs it}
     trees: list[str] = field(default_factory=lambda: ["ehi-floor+tree", "ehi+tree"])
     controls: list[str] = field(default_factory=lambda: ["pre+ivf-lists", "ehi+faiss-ivf"])
+    # {dataset: {tree: its controls}}: a dataset whose trees sit on other vectors than one another
+    dataset_pairs: dict[str, dict[str, list[str]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -71,6 +71,16 @@ def gain_datasets(gain: dict, datasets: dict[str, dict]) -> dict[str, tuple[dict
     return out
 
 
+def check_gain_pairs(dataset_pairs: dict, gain_datasets: dict) -> None:
+    """``gain.dataset_pairs`` names datasets of the gain table only, each with a tree and controls."""
+    stray = sorted(set(dataset_pairs) - set(gain_datasets))
+    if stray:
+        raise ConfigError(f"config gain.dataset_pairs: {stray} are not datasets of the gain table ({list(gain_datasets)})")
+    empty = sorted(d for d, trees in dataset_pairs.items() if not trees or not all(trees.values()))
+    if empty:
+        raise ConfigError(f"config gain.dataset_pairs: {empty} name no tree, or a tree without controls")
+
+
 def calibration_target(calibration: dict, datasets) -> str | None:
     """Where the ``world_calibration`` section's target's results are: ``results/<target>`` for a
     dataset of this config (built by its rules), its absolute path for another config's (read as

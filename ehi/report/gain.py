@@ -46,11 +46,14 @@ METRICS = ("ndcg@10", "recall@100")
 @dataclass(frozen=True)
 class GainSystems:
     """The systems a gain table compares (config ``gain.trees`` and ``gain.controls``): each tree
-    against each control. The first control is the tree's own (k-means IVF with as many lists), drawn
-    solid; the others (IVF tuned on its own) dashed."""
+    against each control, or in a dataset of ``gain.dataset_pairs`` each of its trees against its own
+    controls. A tree's first control is its own (k-means IVF with as many lists, on its vectors),
+    drawn solid; the others (IVF tuned on its own) dashed."""
 
     trees: tuple[str, ...]
     controls: tuple[str, ...]
+    # {dataset: ((tree, its controls), ...)}: in place of trees x controls for that dataset
+    dataset_pairs: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if not self.trees or not self.controls:
@@ -58,8 +61,17 @@ class GainSystems:
 
     @classmethod
     def from_config(cls, gain: dict) -> "GainSystems":
-        """From a rule's params: the config's ``gain.trees`` and ``gain.controls`` lists."""
-        return cls(tuple(gain["trees"]), tuple(gain["controls"]))
+        """From a rule's params: the config's ``gain.trees``, ``gain.controls`` and ``gain.dataset_pairs``."""
+        pairs = {d: tuple((t, tuple(c)) for t, c in trees.items()) for d, trees in (gain.get("dataset_pairs") or {}).items()}
+        return cls(tuple(gain["trees"]), tuple(gain["controls"]), pairs)
+
+    def pairs(self, dataset: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """The (tree, its controls) pairs read for ``dataset``, each tree's own k-means lists first."""
+        return self.dataset_pairs.get(dataset) or tuple((t, self.controls) for t in self.trees)
+
+    def is_own_control(self, dataset: str, tree: str, control: str) -> bool:
+        """Whether ``control`` is ``tree``'s own (k-means lists as many as its leaves) in ``dataset``."""
+        return any(t == tree and c[0] == control for t, c in self.pairs(dataset))
 
     @property
     def fallback(self) -> str:
@@ -139,15 +151,16 @@ def _in_every_seed(per_seed: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([per_seed[~once], *(kept.assign(seed=s) for s in seeds)], ignore_index=True)
 
 
-def gain_rows(per_query: pd.DataFrame, metric: str, systems: GainSystems, budgets=BUDGETS) -> pd.DataFrame:
-    """One row per (tree, IVF, budget) of ``systems`` present: both systems' mean over seeds, the
-    gain's mean and sd, p (``per_query``: :func:`work_axis`'s, its frac_visited the fraction of work)."""
+def gain_rows(per_query: pd.DataFrame, metric: str, systems: GainSystems, budgets=BUDGETS, dataset: str = "") -> pd.DataFrame:
+    """One row per (tree, IVF, budget) of ``systems``' pairs for ``dataset`` present: both systems'
+    mean over seeds, the gain's mean and sd, p (``per_query``: :func:`work_axis`'s, its frac_visited
+    the fraction of work)."""
     per_seed = _in_every_seed(_per_seed(per_query, metric, budgets))
     value = per_seed.pivot_table(index=["target", "seed"], columns="system", values="value", dropna=False)
     averaged = per_query_over_seeds(per_query, budgets, [metric])
     out = []
-    for tree in [t for t in systems.trees if t in value.columns]:
-        for ivf in [i for i in systems.controls if i in value.columns]:
+    for tree, controls in [(t, c) for t, c in systems.pairs(dataset) if t in value.columns]:
+        for ivf in [i for i in controls if i in value.columns]:
             for target in budgets:
                 seeds = value.loc[target, [tree, ivf]] if target in value.index.get_level_values(0) else None
                 gain = None if seeds is None else (seeds[tree] - seeds[ivf]).dropna()
@@ -179,7 +192,7 @@ def dataset_gains(entry: GainDataset, systems: GainSystems) -> tuple[pd.DataFram
     asymmetry = float(facts["world"].get("asymmetry", 0.0)) if "world" in facts else np.nan
     dataset = entry.name
     per_query, derived = work_axis(load_per_query(entry), leaves, n_docs)
-    table = pd.concat([gain_rows(per_query, m, systems) for m in METRICS], ignore_index=True)
+    table = pd.concat([gain_rows(per_query, m, systems, dataset=dataset) for m in METRICS], ignore_index=True)
     systems = pd.concat([systems_at_work(per_query, m, (*BUDGETS, 1.0)) for m in METRICS], ignore_index=True).assign(dataset=dataset)
     tested = table.p.notna()
     table["p_holm"] = np.nan
@@ -217,7 +230,7 @@ def gain_figure(table: pd.DataFrame, path: Path, systems: GainSystems) -> Path:
             for (tree, ivf), line in rows.groupby([ROLE_TREE, "ivf"], sort=False):
                 look, name = style(tree), f"{label(tree)} − {label(ivf)}"
                 ax.errorbar(100 * line.budget, line.gain, yerr=line.gain_sd.fillna(0), color=look["color"],
-                            marker=look["marker"], mfc="none", linestyle="-" if ivf == systems.controls[0] else "--", capsize=2,
+                            marker=look["marker"], mfc="none", linestyle="-" if systems.is_own_control(dataset, tree, ivf) else "--", capsize=2,
                             label=name)
                 sig = line[line.p_holm < 0.05]
                 ax.plot(100 * sig.budget, sig.gain, linestyle="none", marker=look["marker"], color=look["color"])

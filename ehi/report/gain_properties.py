@@ -66,7 +66,9 @@ def best_gains(gains: pd.DataFrame, budgets=BUDGETS) -> pd.DataFrame:
         out.append({"dataset": dataset, "kind": "synthetic" if pd.notna(first.asymmetry) else "real",
                     "n_docs": int(first.n_docs), "leaves": int(first.leaves),
                     "train_queries_per_leaf": float(first.train_queries_per_leaf),
-                    "control": mine.ivf.iloc[0] if len(mine) else "",
+                    # the best tree's control at the figure's budget (a dataset's trees may sit on
+                    # different vectors, each read against k-means lists on its own)
+                    "control": at.ivf.get(FIGURE_BUDGET, mine.ivf.iloc[0] if len(mine) else ""),
                     **{gain_column(b): at.gain.get(b, np.nan) for b in budgets},
                     ROLE_TREE: at.tree.get(FIGURE_BUDGET, "")})
     return pd.DataFrame(out)

@@ -8,8 +8,8 @@ import pytest
 
 from ehi.core.errors import ConfigError
 from ehi.config_checks import check_tree_names
-from ehi.core.multi_config import (calibration_target, check_trained_benchmark, dataset_configs, gain_datasets,
-                                   rule_prefixes)
+from ehi.core.multi_config import (calibration_target, check_gain_pairs, check_trained_benchmark, dataset_configs,
+                                   gain_datasets, rule_prefixes)
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = {"train": {"epochs": 2, "height": 1}, "datasets": {"a": {"train": {"epochs": 3}}, "b": {}}}
@@ -49,6 +49,13 @@ def test_gain_reads_its_datasets_and_other_configs_runs():
         "config gain.datasets: ['c'] are not datasets of this config (['a', 'b'])"
     assert "runs no dataset 'nope'" in refusal(gain_datasets, {"name": "g", "other_datasets": {"nope": REPO / "config" / "webster.yaml"}},
                                                datasets)
+
+
+def test_gain_dataset_pairs_name_the_tables_datasets_each_with_a_tree_and_its_controls():
+    check_gain_pairs({"a": {"ehi-2stage+tree": ["de+ivf-lists"]}}, {"a": None, "b": None})
+    assert refusal(check_gain_pairs, {"c": {"t": ["i"]}}, {"a": None}) == \
+        "config gain.dataset_pairs: ['c'] are not datasets of the gain table (['a'])"
+    assert "['a'] name no tree, or a tree without controls" in refusal(check_gain_pairs, {"a": {"t": []}}, {"a": None})
 
 
 def test_world_calibration_needs_a_name_and_a_target():

@@ -107,3 +107,21 @@ def test_a_collection_without_world_knobs_has_no_asymmetry(tmp_path):
     results = _dataset(tmp_path / "toy", facts, per_query)
     table, _ = dataset_gains(GainDataset(results, 4, {}, per_query=_files(results)), SYSTEMS)
     assert not table.empty and table.asymmetry.isna().all() and (table.train_queries_per_leaf == 2.0).all()
+
+
+def test_a_dataset_of_dataset_pairs_reads_each_tree_against_its_own_controls_only():
+    """gain.dataset_pairs: in that dataset a tree on DE's vectors is read against k-means lists on DE's
+    vectors, a frozen tree against the pretrained vectors' lists, and a tree it does not name (there
+    the joint tree, on its own tower) not at all; other datasets keep trees x controls."""
+    systems = GainSystems.from_config({"trees": ["ehi+tree"], "controls": ["pre+ivf-lists"], "dataset_pairs": {
+        "two_vectors": {"ehi-2stage+tree": ["de+ivf-lists", "de+faiss-ivf"], "ehi-frozen+tree": ["pre+ivf-lists"]}}})
+    frames = [_rows(s, 0, 1, 0.01, [0.5, 0.6]) for s in
+              ("ehi+tree", "ehi-2stage+tree", "ehi-frozen+tree", "de+ivf-lists", "de+faiss-ivf", "pre+ivf-lists")]
+    per_query, _ = work_axis(pd.concat(frames, ignore_index=True), leaves=10, n_docs=1000)
+    pairs = gain_rows(per_query, "ndcg@10", systems, budgets=(0.01,), dataset="two_vectors")[["tree", "ivf"]]
+    assert pairs.values.tolist() == [["ehi-2stage+tree", "de+ivf-lists"], ["ehi-2stage+tree", "de+faiss-ivf"],
+                                     ["ehi-frozen+tree", "pre+ivf-lists"]]
+    assert systems.is_own_control("two_vectors", "ehi-2stage+tree", "de+ivf-lists")
+    assert not systems.is_own_control("two_vectors", "ehi-2stage+tree", "de+faiss-ivf")
+    other = gain_rows(per_query, "ndcg@10", systems, budgets=(0.01,), dataset="one_vector")[["tree", "ivf"]]
+    assert other.values.tolist() == [["ehi+tree", "pre+ivf-lists"]]

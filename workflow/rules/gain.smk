@@ -4,6 +4,7 @@
 # other configs (`gain.other_datasets`, e.g. the frozen real collections) join with their results as
 # committed. Included by ../multi.smk; its helpers are in datasets.smk.
 from ehi.core.catalog import dataset_properties, trained_matched
+from ehi.core.multi_config import check_gain_pairs
 
 
 GAIN = config.get("gain") or {}
@@ -24,7 +25,10 @@ with exit_on_user_error("snakemake"):
 GAIN_MEASURED = [n for n in GAIN_DATASETS if os.path.exists(dataset_properties(n))]
 GAIN_BENCHMARKED = [n for n in GAIN_DATASETS if os.path.exists(trained_matched(n))]
 # which systems are compared: the config's, never a name the report knows
-GAIN_SYSTEMS = {"trees": list(GAIN.get("trees") or []), "controls": list(GAIN.get("controls") or [])}
+GAIN_SYSTEMS = {"trees": list(GAIN.get("trees") or []), "controls": list(GAIN.get("controls") or []),
+                "dataset_pairs": dict(GAIN.get("dataset_pairs") or {})}
+with exit_on_user_error("snakemake"):
+    check_gain_pairs(GAIN_SYSTEMS["dataset_pairs"], GAIN_DATASETS)
 
 
 if GAIN_DATASETS:
