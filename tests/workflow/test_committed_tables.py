@@ -41,6 +41,7 @@ COMMITTED = {
     "webster": ["config/webster.yaml"],  # the real collection at 10^5 and its training-query axis
     "webster_joint": ["config/webster_joint.yaml"],  # joint and two-stage training from DE, three seeds
     "webster_joint_mlp": ["config/webster_joint_mlp.yaml"],  # the residual MLP tower
+    "debian_joint": ["config/debian_joint.yaml"],  # the decisive recipe on debian package search, three seeds
 }
 # a result set's targets beyond `tables claims`: webster_joint holds the ehi compare run on its own
 # vectors (results/webster_compare) to its seed means (rule compare_check)
