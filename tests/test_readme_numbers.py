@@ -164,3 +164,17 @@ def test_findings_gain_against_properties_reads_its_table():
     assert {d for d, _ in ratios} == set(table.qps_ratio.dropna().index)
     for dataset, ratio in ratios:
         assert float(ratio) == round(table.loc[dataset, "qps_ratio"], 2), dataset
+
+
+def test_findings_debian_table_is_debian_joints_kmr_table():
+    """docs/findings.md's table of the decisive recipe on debian: each system's nDCG@10 at 1 / 2 / 5 /
+    10% of work and exact is its seed mean in results/tables/debian_joint_kmr.md."""
+    section = FINDINGS.split("### The decisive recipe on debian", 1)[1].split("\n### ", 1)[0]
+    header, rows = md_tables(section)[0]
+    committed = _cells(TABLES / "debian_joint_kmr.md")
+    assert len(rows) >= 6, rows
+    for row in rows:
+        system = system_of(row[0])
+        for column, cell in zip(header[1:], row[1:]):
+            held = committed.get((system, "100%" if column == "exact" else column), "–").split(" ±")[0]
+            assert cell == held, (system, column, cell, held)
