@@ -59,16 +59,19 @@ def test_a_config_without_an_ehi_system_gets_every_claim_not_applicable(tmp_path
 
 def test_shipped_claims_file_and_command(tmp_path, capsys):
     spec = load_claims()
-    assert set(spec["claims"]) == {"a", "b", "c", "e", "f", "g", "h", "i", "j", "k", "l", "m"}
+    assert set(spec["claims"]) == {"a", "b", "c", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p"}
     assert spec["claims"]["f"]["system"] == "ehi-warm+tree"  # the stabilised tree (evaluation.variant_systems)
     assert spec["claims"]["g"]["system"] == "ehi-floor+tree" and "ehi+faiss-ivf" in spec["claims"]["g"]["versus"]
     # h to m are claims a and b with another recipe's tree or encoder in EHI's place: the floor
-    # recipe's (h, i), the two-stage tree (j), EHI from DE (k, l), the screen's best point (m)
-    for floor, paper in (("h", "a"), ("i", "b"), ("j", "a"), ("k", "a"), ("l", "b"), ("m", "a")):
+    # recipe's (h, i), the two-stage tree (j), EHI from DE (k, l), the screen's best point (m), and
+    # the floor recipe's two-stage tree (n) and its start from DE (o, p)
+    for floor, paper in (("h", "a"), ("i", "b"), ("j", "a"), ("k", "a"), ("l", "b"), ("m", "a"),
+                         ("n", "a"), ("o", "a"), ("p", "b")):
         assert {k: v for k, v in spec["claims"][floor].items() if k not in ("text", "source", "system")} == \
             {k: v for k, v in spec["claims"][paper].items() if k not in ("text", "source", "system")}
-    assert [spec["claims"][c]["system"] for c in "hijklm"] == [
-        "ehi-floor+tree", "ehi-floor+exact", "ehi-2stage+tree", "ehi-fromde+tree", "ehi-fromde+exact", "ehi-screen+tree"]
+    assert [spec["claims"][c]["system"] for c in "hijklmnop"] == [
+        "ehi-floor+tree", "ehi-floor+exact", "ehi-2stage+tree", "ehi-fromde+tree", "ehi-fromde+exact", "ehi-screen+tree",
+        "ehi-2stage-floor+tree", "ehi-fromde-floor+tree", "ehi-fromde-floor+exact"]
     rows = [row(0.1, "ehi+tree", "de+faiss-ivf", 0.5, 0.4, 0.01), row(0.1, "ehi-warm+tree", "de+faiss-ivf", 0.395, 0.4, 0.5)]
     assert main([str(results(tmp_path, rows)), "--out", str(tmp_path / "out" / "claims")]) == 0
     printed = capsys.readouterr().out
