@@ -79,7 +79,9 @@ def table_tex(df: pd.DataFrame, caption: str = "", floatfmt: str = ".4f", label:
                       *([r"\par\medskip"] if i else []), r"\begin{tabular}{" + fit.spec(part, numeric) + "}",
                       r"\toprule", *head, r"\midrule", *_rows(cells, part, fit.wrap), r"\bottomrule", r"\end{tabular}"]
     if note:  # under the table, in words: a caption says what the table is, not what went wrong
-        lines += [r"\par\smallskip", escape(note)]
+        # a longtable's note is a page paragraph, justified unless told: ragged, as a float's centred
+        # note is, so that variant paths (few break points) cannot overrun the line
+        lines += [r"\par\smallskip", *([r"\raggedright"] if long else []), escape(note)]
     lines.append(r"\endgroup" if long else r"\end{table}")
     return "\n".join(line for line in lines if line) + "\n"
 

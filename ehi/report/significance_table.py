@@ -59,15 +59,35 @@ def no_comparison(systems=None, why: str = "") -> str:
             f"{len(systems) - len(ehi)} other system(s): {because}.")
 
 
+SCREEN_ROWS = 38  # a section's rows under its header and rule: 40 lines of table on a screen
+
+
+def _screens(table: pd.DataFrame) -> list[pd.DataFrame]:
+    """``table`` in parts of at most SCREEN_ROWS rows, each system A's rows kept together."""
+    if len(table) <= SCREEN_ROWS:
+        return [table]
+    parts, rows = [], []
+    for _, group in table.groupby("A", sort=False):
+        if rows and sum(map(len, rows)) + len(group) > SCREEN_ROWS:
+            parts.append(pd.concat(rows))
+            rows = []
+        rows.append(group)
+    return [*parts, pd.concat(rows)] if rows else parts
+
+
 def significance_markdown(wide: pd.DataFrame, caption: str, empty: str = "") -> str:
-    """One section per metric, so each fits on a screen; ``empty``: the sentence of a table without
-    tests (:func:`no_comparison`)."""
+    """One section per metric, so each fits on a screen (a metric with more comparisons than a screen
+    holds: one section per screenful, system A's rows together); ``empty``: the sentence of a table
+    without tests (:func:`no_comparison`)."""
     parts = [caption, ""] if caption else []
     for metric, table in wide.groupby("metric", sort=False):
         table = table.drop(columns="metric").fillna("–")
         # the cells are text ("+0.012*"): tabulate must not read them back as numbers
         aligns = ["left", "left", *["right"] * (table.shape[1] - 2)]
-        parts += [f"### {metric}", "", table.to_markdown(index=False, disable_numparse=True, colalign=aligns), ""]
+        screens = _screens(table)
+        for i, screen in enumerate(screens):
+            heading = f"### {metric}" + (f" ({i + 1} of {len(screens)})" if len(screens) > 1 else "")
+            parts += [heading, "", screen.to_markdown(index=False, disable_numparse=True, colalign=aligns), ""]
     if wide.empty:  # e.g. a config without an EHI system: nothing was tested against anything
         parts += [empty or no_comparison(), ""]
     return "\n".join(parts)

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from ehi.report.latex import latex_problems
-from ehi.report.significance_table import render_significance, significance_wide
+from ehi.report.significance_table import SCREEN_ROWS, render_significance, significance_markdown, significance_wide
 
 TABLES = Path(__file__).resolve().parents[2] / "results" / "tables"
 
@@ -49,3 +49,17 @@ def test_each_committed_metric_section_fits_on_a_screen(path):
     for section in sections:
         rows = [line for line in section.splitlines() if line.startswith("|")]
         assert len(rows) <= 40 and max(len(line) for line in rows) <= 120, section.splitlines()[0]
+
+
+def test_a_metric_longer_than_a_screen_is_split_between_systems():
+    """11 trees against 5 peers (55 rows of one metric) read as screenfuls, each tree's rows in one."""
+    wide = pd.DataFrame([{"metric": "ndcg@10", "A": f"ehi-{i}+tree", "B": f"peer-{j}", "1%": "+0.010*"}
+                         for i in range(11) for j in range(5)])
+    sections = significance_markdown(wide, "").split("### ")[1:]
+    assert [s.splitlines()[0] for s in sections] == ["ndcg@10 (1 of 2)", "ndcg@10 (2 of 2)"]
+    bodies = [[line for line in s.splitlines() if line.startswith("| ehi-")] for s in sections]
+    assert all(len(b) <= SCREEN_ROWS for b in bodies) and sum(map(len, bodies)) == 55
+    firsts = [{line.split("|")[1].strip() for line in b} for b in bodies]
+    assert not firsts[0] & firsts[1]  # no tree's rows on two screens
+    short = significance_markdown(wide[wide.A == "ehi-0+tree"], "")
+    assert short.startswith("### ndcg@10\n")  # a metric within a screen keeps its plain heading
